@@ -3,7 +3,7 @@
  * and updates. Clients (the informer bridge, the HTTP API, tests) import this file without importing
  * workflow code; wire names are kebab-case and are API surface (DESIGN.md).
  */
-import { defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 /** A Kubernetes object, named by its API group/version/kind and namespace/name. */
@@ -60,3 +60,159 @@ export const searchAttributeKeys = {
   phase: defineSearchAttributeKey('HomeostatPhase', SearchAttributeType.KEYWORD),
   generation: defineSearchAttributeKey('HomeostatGeneration', SearchAttributeType.INT),
 } as const;
+
+/** The lifecycle phase an object's `status.phase` reports (DESIGN.md). */
+export type Phase = 'Pending' | 'Reconciling' | 'Ready' | 'Degraded' | 'Invalid' | 'Deleting';
+
+/** A status condition in the Kubernetes `metav1.Condition` shape, without its `lastTransitionTime`
+ * (the activity that writes status sets it, so workflow code stays deterministic). */
+export interface ConditionSpec {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  /** CamelCase machine-readable reason. */
+  readonly reason: string;
+  readonly message: string;
+  readonly observedGeneration?: number;
+}
+
+/** The part of `status` homeostat owns. */
+export interface ObjectStatus {
+  readonly observedGeneration?: number;
+  readonly phase?: Phase;
+  readonly conditions?: readonly ConditionSpec[];
+}
+
+/**
+ * The start input of {@link objectWorkflowType}. `{ ref }` is a complete input: the informer bridge
+ * starts the workflow with `signalWithStart(objectWorkflow, { args: [{ ref }], signal:
+ * reconcileRequestedSignal, signalArgs: [request] })`. The other fields are written by the workflow
+ * itself when it continues as new.
+ */
+export interface ObjectWorkflowInput {
+  readonly ref: ObjectRef;
+  /** The newest request that was pending when the previous run continued as new. */
+  readonly pending?: ReconcileRequest;
+  /** Counters and memory carried across continue-as-new; absent on a fresh start. */
+  readonly carried?: CarriedState;
+}
+
+/** What one run hands to the next on continue-as-new: small and bounded. */
+export interface CarriedState {
+  /** The UID of the object this workflow reconciles, once known. */
+  readonly uid?: string;
+  /** Passes completed by all earlier runs. */
+  readonly passes: number;
+  /** How many runs came before this one. */
+  readonly runs: number;
+  /** The generation found invalid, so that requests for it do not retry (until the spec changes). */
+  readonly invalidGeneration?: number;
+  /** The last pass outcome, so `state` stays meaningful after continue-as-new. */
+  readonly lastOutcome?: PassOutcome;
+  /** The requeue or drift timer that was armed, re-armed by the next run (epoch milliseconds). */
+  readonly timer?: { readonly kind: 'requeue' | 'drift'; readonly at: number };
+}
+
+/** How a step ended in the latest pass. */
+export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'retrying' | 'skipped';
+
+/** One step's result in the latest pass. */
+export interface StepState {
+  readonly status: StepStatus;
+  /** Activity attempts made for this step in the latest pass (all retry rounds). */
+  readonly attempts: number;
+  /** The message the step returned, or its error. */
+  readonly message?: string;
+  /** The requeue the step asked for, in milliseconds. */
+  readonly requeueAfterMs?: number;
+}
+
+/** The result of a reconcile pass. */
+export type PassResult = 'ready' | 'invalid' | 'degraded' | 'deleted' | 'gone' | 'superseded';
+
+/** The outcome of one pass, returned by {@link reconcileNowUpdate} and kept in {@link ObjectState}. */
+export interface PassOutcome {
+  /** Pass number, counted over all runs of this workflow (1-based). */
+  readonly pass: number;
+  readonly result: PassResult;
+  readonly phase: Phase;
+  /** The generation the pass read (0 when the object was gone). */
+  readonly generation: number;
+  readonly uid?: string;
+  readonly steps: Readonly<Record<string, StepState>>;
+  /** The first error message of the pass, if any. */
+  readonly error?: string;
+  /** The requeue asked for by the steps, in milliseconds. */
+  readonly requeueAfterMs?: number;
+  /** Whether status was written in this pass. */
+  readonly statusWritten: boolean;
+}
+
+/** The next durable timer of the workflow. */
+export interface NextTimer {
+  readonly kind: 'requeue' | 'drift' | 'retry';
+  /** When it fires, as an ISO timestamp (workflow time). */
+  readonly at: string;
+}
+
+/** The answer of the {@link stateQuery}. */
+export interface ObjectState {
+  readonly ref: ObjectRef;
+  readonly uid?: string;
+  readonly phase: Phase;
+  readonly conditions: readonly ConditionSpec[];
+  /** The generation the last finished pass reconciled. */
+  readonly observedGeneration?: number;
+  /** The highest generation requested so far. */
+  readonly wantedGeneration?: number;
+  /** Whether a pass is running. */
+  readonly reconciling: boolean;
+  /** Per-step results of the current or latest pass. */
+  readonly steps: Readonly<Record<string, StepState>>;
+  readonly lastError?: string;
+  readonly lastOutcome?: PassOutcome;
+  readonly nextTimer?: NextTimer;
+  /** Passes completed over all runs. */
+  readonly passes: number;
+  /** Runs of this workflow so far, counting this one (continue-as-new starts a new run). */
+  readonly run: number;
+  /** Whether a request is waiting for the next pass. */
+  readonly pending: boolean;
+}
+
+/** The argument of {@link reconcileNowUpdate}. */
+export interface ReconcileNowRequest {
+  readonly ref: ObjectRef;
+  /** When given, it must be the UID the workflow reconciles. */
+  readonly uid?: string;
+}
+
+/** Query: the object's reconcile state. */
+export const stateQuery = defineQuery<ObjectState>('state');
+
+/** Update: run a pass now and return its outcome. The validator rejects requests for another object. */
+export const reconcileNowUpdate = defineUpdate<PassOutcome, [ReconcileNowRequest]>('reconcile-now');
+
+/** The one-line static summary of an object's workflow in the Temporal UI. */
+export function staticSummaryFor(ref: ObjectRef): string {
+  const where = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+  return `Reconciles ${ref.kind} ${where} (${ref.group || 'core'}/${ref.version})`;
+}
+
+/**
+ * The options a client uses to start (or signal-with-start) an object's workflow: ID, task queue,
+ * start input, static summary and the object's search attributes (set at start, so the workflow does
+ * not spend an upsert on them).
+ */
+export function objectWorkflowStartOptions(ref: ObjectRef, taskQueue: string = defaultTaskQueue) {
+  return {
+    workflowId: workflowIdFor(ref),
+    taskQueue,
+    args: [{ ref }] as [ObjectWorkflowInput],
+    staticSummary: staticSummaryFor(ref),
+    typedSearchAttributes: [
+      { key: searchAttributeKeys.kind, value: ref.kind },
+      { key: searchAttributeKeys.namespace, value: ref.namespace || '_' },
+      { key: searchAttributeKeys.name, value: ref.name },
+    ],
+  };
+}

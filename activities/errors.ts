@@ -1,0 +1,192 @@
+/**
+ * The error catalog: every error homeostat raises has a stable code, a Temporal failure type and a
+ * retry class. Errors are classified by their `code`, never with `instanceof` (which breaks across
+ * jest module registries and the workflow sandbox).
+ */
+import { ApplicationFailure } from '@temporalio/common';
+
+/** The catalog: code → failure type, and whether Temporal may retry it. */
+export const errorCatalog = {
+  /** The object's spec does not match the reconciler's schema: not retried until the spec changes. */
+  ERR_INVALID_SPEC: { type: 'InvalidSpec', retryable: false },
+  /** A step reported a failure that retrying cannot fix. */
+  ERR_STEP_TERMINAL: { type: 'TerminalStepError', retryable: false },
+  /** A step failed in an ordinary way (retried with backoff). */
+  ERR_STEP_FAILED: { type: 'StepFailed', retryable: true },
+  /** No reconciler is registered for the object's kind. */
+  ERR_UNKNOWN_KIND: { type: 'UnknownKind', retryable: false },
+  /** 409: the object changed since it was read (resourceVersion precondition) or already exists. */
+  ERR_K8S_CONFLICT: { type: 'KubernetesConflict', retryable: true },
+  /** 404. */
+  ERR_K8S_NOT_FOUND: { type: 'KubernetesNotFound', retryable: true },
+  /** 410: a stale resourceVersion. */
+  ERR_K8S_GONE: { type: 'KubernetesGone', retryable: true },
+  /** 429: throttled; Retry-After becomes the next retry delay. */
+  ERR_K8S_THROTTLED: { type: 'KubernetesThrottled', retryable: true },
+  /** 5xx: the API server is unavailable; Retry-After becomes the next retry delay. */
+  ERR_K8S_UNAVAILABLE: { type: 'KubernetesUnavailable', retryable: true },
+  /** 401/403: retried, because credentials and RBAC can be fixed without a spec change. */
+  ERR_K8S_FORBIDDEN: { type: 'KubernetesForbidden', retryable: true },
+  /** 400/405/415/422: the request itself is wrong; sending it again cannot help. */
+  ERR_K8S_REJECTED: { type: 'KubernetesRejected', retryable: false },
+  /** The API server could not be reached. */
+  ERR_NETWORK: { type: 'NetworkError', retryable: true },
+} as const satisfies Record<string, { type: string; retryable: boolean }>;
+
+/** A stable error code of {@link errorCatalog}. */
+export type ErrorCode = keyof typeof errorCatalog;
+
+/** Options of {@link HomeostatError}. */
+export interface HomeostatErrorOptions {
+  readonly cause?: unknown;
+  /** The server asked to wait this long (Retry-After). */
+  readonly retryAfterMs?: number;
+  /** The HTTP status, for Kubernetes errors. */
+  readonly status?: number;
+  /** Extra data carried as failure details (must be JSON). */
+  readonly details?: unknown;
+}
+
+/** homeostat's error: a stable code from the catalog, a message and a cause. */
+export class HomeostatError extends Error {
+  override readonly name = 'HomeostatError';
+  readonly code: ErrorCode;
+  readonly retryAfterMs?: number;
+  readonly status?: number;
+  readonly details?: unknown;
+
+  constructor(code: ErrorCode, message: string, options: HomeostatErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+    if (options.status !== undefined) this.status = options.status;
+    if (options.details !== undefined) this.details = options.details;
+  }
+}
+
+/** Whether a value is a {@link HomeostatError}, by its code (works across module registries). */
+export function isHomeostatError(err: unknown): err is HomeostatError {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { name?: unknown }).name === 'HomeostatError' &&
+    typeof (err as { code?: unknown }).code === 'string' &&
+    (err as { code: string }).code in errorCatalog
+  );
+}
+
+/** Parses a Retry-After header (delta-seconds or an HTTP date) into milliseconds. */
+export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+function headerOf(headers: unknown, name: string): string | undefined {
+  if (typeof headers !== 'object' || headers === null) return undefined;
+  for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (key.toLowerCase() === name && typeof value === 'string') return value;
+  }
+  return undefined;
+}
+
+const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Maps an error from the Kubernetes client (an `ApiException` with an HTTP `code`, or a network
+ * error) to a {@link HomeostatError}; `what` names the operation for the message.
+ */
+export function fromKubernetesError(err: unknown, what: string): HomeostatError {
+  if (isHomeostatError(err)) return err;
+  const e = (typeof err === 'object' && err !== null ? err : {}) as {
+    code?: unknown;
+    headers?: unknown;
+    body?: unknown;
+    message?: unknown;
+    cause?: { code?: unknown };
+  };
+  const status = typeof e.code === 'number' ? e.code : undefined;
+  if (status === undefined) {
+    const sysCode = typeof e.code === 'string' ? e.code : typeof e.cause?.code === 'string' ? e.cause.code : '';
+    const code: ErrorCode =
+      networkCodes.has(sysCode) || /fetch failed/i.test(String(e.message)) ? 'ERR_NETWORK' : 'ERR_STEP_FAILED';
+    return new HomeostatError(code, `${what}: ${String(e.message ?? err)}`, { cause: err });
+  }
+  let reason = '';
+  const body = typeof e.body === 'string' ? safeJson(e.body) : e.body;
+  if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') {
+    reason = (body as { message: string }).message;
+  }
+  const retryAfterMs = parseRetryAfter(headerOf(e.headers, 'retry-after'));
+  const code: ErrorCode =
+    status === 409
+      ? 'ERR_K8S_CONFLICT'
+      : status === 404
+        ? 'ERR_K8S_NOT_FOUND'
+        : status === 410
+          ? 'ERR_K8S_GONE'
+          : status === 429
+            ? 'ERR_K8S_THROTTLED'
+            : status === 401 || status === 403
+              ? 'ERR_K8S_FORBIDDEN'
+              : status >= 500
+                ? 'ERR_K8S_UNAVAILABLE'
+                : 'ERR_K8S_REJECTED';
+  return new HomeostatError(code, `${what}: HTTP ${status}${reason ? ` ${reason}` : ''}`, {
+    cause: err,
+    status,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether an error is a Kubernetes 404 (by code). */
+export function isNotFound(err: unknown): boolean {
+  return (
+    (isHomeostatError(err) && err.code === 'ERR_K8S_NOT_FOUND') ||
+    (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 404)
+  );
+}
+
+/** Whether an error is a Kubernetes 409 (by code). */
+export function isConflict(err: unknown): boolean {
+  return (
+    (isHomeostatError(err) && err.code === 'ERR_K8S_CONFLICT') ||
+    (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 409)
+  );
+}
+
+/**
+ * Converts any error thrown inside an activity into the `ApplicationFailure` Temporal sees: the type
+ * from the catalog, non-retryable when the catalog says so, and Retry-After as `nextRetryDelay`.
+ * Failures that already are `ApplicationFailure`s pass through; unknown errors are `StepFailed`.
+ * `extra` is merged into the first detail (e.g. the attempt number).
+ */
+export function toApplicationFailure(err: unknown, extra: Record<string, unknown> = {}): ApplicationFailure {
+  if (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'ApplicationFailure') {
+    return err as ApplicationFailure;
+  }
+  const he = isHomeostatError(err)
+    ? err
+    : new HomeostatError('ERR_STEP_FAILED', err instanceof Error ? err.message : String(err), { cause: err });
+  const entry = errorCatalog[he.code];
+  return ApplicationFailure.create({
+    message: he.message,
+    type: entry.type,
+    nonRetryable: !entry.retryable,
+    details: [
+      { code: he.code, ...(he.status !== undefined ? { status: he.status } : {}), data: he.details ?? null, ...extra },
+    ],
+    ...(he.retryAfterMs !== undefined ? { nextRetryDelay: he.retryAfterMs } : {}),
+    ...(he.cause instanceof Error ? { cause: he.cause } : {}),
+  });
+}

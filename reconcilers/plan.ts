@@ -1,0 +1,183 @@
+/**
+ * A reconciler's step plan: plain, deterministic data that the per-object workflow imports to decide
+ * which activities to run, in which order, with which retries and timeouts. This file must stay free
+ * of imports with side effects (no zod, no Kubernetes client): it is bundled into workflow code.
+ */
+
+/**
+ * A duration: milliseconds, or a string such as `'500 milliseconds'`, `'2 seconds'`, `'5m'`, `'1h'`
+ * (the subset of Temporal's `ms` format that {@link durationMs} reads).
+ */
+export type Duration = number | string;
+
+/** Retry behaviour of one step. */
+export interface StepRetry {
+  /**
+   * Delay before the second attempt; later delays grow by {@link backoffCoefficient}.
+   * @default '1 second'
+   */
+  readonly initialInterval?: Duration;
+  /** @default 2 */
+  readonly backoffCoefficient?: number;
+  /** @default '5 minutes' */
+  readonly maximumInterval?: Duration;
+  /**
+   * Attempts made by the Temporal server (no history cost) before the workflow sees the failure,
+   * reports phase `Degraded`, waits its own growing backoff and starts another round.
+   * @default 3
+   */
+  readonly attemptsPerRound?: number;
+  /** Error types that are never retried (besides non-retryable failures and `InvalidSpec`). */
+  readonly nonRetryableErrorTypes?: readonly string[];
+}
+
+/** One step of a plan, run as one activity. */
+export interface StepPlan<Name extends string = string> {
+  /** Unique within the plan (steps and cleanup steps share one name space). */
+  readonly name: Name;
+  /** Steps that must succeed first; steps without a path between them run in parallel. */
+  readonly dependsOn?: readonly Name[];
+  /** What the step does, shown as the activity summary in the Temporal UI. */
+  readonly summary?: string;
+  /** @default '1 minute' */
+  readonly startToCloseTimeout?: Duration;
+  /** Set it for long steps, which must then heartbeat; a worker that dies is noticed after it. */
+  readonly heartbeatTimeout?: Duration;
+  readonly retry?: StepRetry;
+}
+
+/** A reconciler's resource and its plan: everything the workflow needs, as plain data. */
+export interface ReconcilerPlan<Name extends string = string> {
+  /** API group of the reconciled resource (a CRD's group). */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly scope: 'Namespaced' | 'Cluster';
+  /** Kinds of the children it owns (ownerReferences point back to the object). */
+  readonly owns?: readonly { readonly apiVersion: string; readonly kind: string }[];
+  /** The reconcile steps. */
+  readonly steps: readonly StepPlan<Name>[];
+  /** Steps run when the object is being deleted, before the finalizer is removed. */
+  readonly cleanup?: readonly StepPlan<Name>[];
+  /** A pass re-runs after this long without any event (drift detection); unset disables it. */
+  readonly driftCheckInterval?: Duration;
+  /**
+   * Passes per workflow run before continue-as-new (the server's `continueAsNewSuggested` can end a
+   * run earlier).
+   * @default 500
+   */
+  readonly maxPassesPerRun?: number;
+}
+
+/** Thrown by {@link definePlan} for a malformed plan. */
+export class PlanError extends Error {
+  override readonly name = 'PlanError';
+}
+
+/**
+ * Checks a plan (unique names, known dependencies, no cycles, dependencies only within the same list)
+ * and returns it unchanged, with its step names as a literal type.
+ */
+export function definePlan<const Name extends string, const P extends ReconcilerPlan<Name>>(plan: P): P {
+  const all = [...plan.steps, ...(plan.cleanup ?? [])];
+  const seen = new Set<string>();
+  for (const step of all) {
+    if (!/^[a-z][a-z0-9-]*$/.test(step.name)) throw new PlanError(`step name ${step.name} is not kebab-case`);
+    if (seen.has(step.name)) throw new PlanError(`step ${step.name} is defined twice`);
+    seen.add(step.name);
+  }
+  for (const list of [plan.steps, plan.cleanup ?? []]) {
+    const names = new Set(list.map((s) => s.name));
+    for (const step of list) {
+      for (const dep of step.dependsOn ?? []) {
+        if (!names.has(dep)) throw new PlanError(`step ${step.name} depends on unknown step ${dep}`);
+      }
+    }
+    executionLayers(list); // throws on cycles
+  }
+  return plan;
+}
+
+/** Parses a {@link Duration} to milliseconds; `fallback` when undefined. */
+export function durationMs(d: Duration | undefined, fallback: number): number {
+  if (d === undefined) return fallback;
+  if (typeof d === 'number') return d;
+  const m = /^\s*([\d.]+)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?)?\s*$/i.exec(d);
+  if (!m) throw new PlanError(`cannot parse duration ${d}`);
+  const n = Number(m[1]);
+  const unit = (m[2] ?? 'ms').toLowerCase();
+  const factor =
+    unit === 'ms' || unit.startsWith('milli')
+      ? 1
+      : unit.startsWith('s')
+        ? 1000
+        : unit.startsWith('m')
+          ? 60_000
+          : unit.startsWith('h')
+            ? 3_600_000
+            : 86_400_000;
+  return n * factor;
+}
+
+/** The plan for an object's group and kind, if one is registered. */
+export function findPlan(
+  plans: PlanRegistry,
+  ref: { readonly group: string; readonly kind: string },
+): ReconcilerPlan | undefined {
+  return Object.values(plans).find((plan) => plan.group === ref.group && plan.kind === ref.kind);
+}
+
+/** Plans by `<plural>.<group>`. */
+export type PlanRegistry = Readonly<Record<string, ReconcilerPlan>>;
+
+/** Builds a registry from plans. */
+export function planRegistry(plans: readonly ReconcilerPlan[]): PlanRegistry {
+  const out: Record<string, ReconcilerPlan> = {};
+  for (const plan of plans) out[`${plan.plural}.${plan.group}`] = plan;
+  return out;
+}
+
+/** The activity type that runs a step: `<plural>.<group>/<step>`. */
+export function stepActivityType(plan: Pick<ReconcilerPlan, 'plural' | 'group'>, step: string): string {
+  return `${plan.plural}.${plan.group}/${step}`;
+}
+
+/**
+ * Steps grouped in layers: every step's dependencies are in earlier layers. Used to validate plans
+ * and to draw the plan; the workflow itself starts each step as soon as its own dependencies are done.
+ */
+export function executionLayers(steps: readonly StepPlan[]): string[][] {
+  const remaining = new Map(steps.map((s) => [s.name, new Set(s.dependsOn ?? [])]));
+  const layers: string[][] = [];
+  const done = new Set<string>();
+  while (remaining.size > 0) {
+    const layer = [...remaining].filter(([, deps]) => [...deps].every((d) => done.has(d))).map(([n]) => n);
+    if (layer.length === 0) throw new PlanError(`steps ${[...remaining.keys()].join(', ')} form a dependency cycle`);
+    for (const name of layer) {
+      remaining.delete(name);
+      done.add(name);
+    }
+    layers.push(layer);
+  }
+  return layers;
+}
+
+/**
+ * The steps that can start now: not yet started, and all dependencies succeeded. Steps whose
+ * dependency failed or was skipped are returned in `skip`. Order follows the plan (deterministic).
+ */
+export function runnableSteps(
+  steps: readonly StepPlan[],
+  status: Readonly<Record<string, 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'retrying'>>,
+): { start: string[]; skip: string[] } {
+  const start: string[] = [];
+  const skip: string[] = [];
+  for (const step of steps) {
+    if ((status[step.name] ?? 'pending') !== 'pending') continue;
+    const deps = step.dependsOn ?? [];
+    if (deps.some((d) => status[d] === 'failed' || status[d] === 'skipped')) skip.push(step.name);
+    else if (deps.every((d) => status[d] === 'succeeded')) start.push(step.name);
+  }
+  return { start, skip };
+}

@@ -1,0 +1,124 @@
+/**
+ * Creating homeostat's worker: the Runtime (SDK and Core logs forwarded to pino), a prebuilt workflow
+ * bundle (built once per process and entry module), the object workflow and the activities of the
+ * given reconcilers on one task queue, and graceful shutdown on SIGINT/SIGTERM.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import {
+  bundleWorkflowCode,
+  Runtime,
+  Worker,
+  makeTelemetryFilterString,
+  type NativeConnection,
+  type WorkflowBundle,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createActivities } from '../activities/create-activities';
+import type { Reconciler } from '../reconcilers/define-reconciler';
+import { defaultTaskQueue } from '../workflows/definitions';
+import { PinoTemporalLogger } from './logger';
+
+/** The workflow entry module of the built-in reconcilers. */
+export const defaultWorkflowsPath = require.resolve('../workflows');
+
+let runtimeInstalled = false;
+
+/**
+ * Installs the Temporal Runtime with logs forwarded to pino. Only the first call in a process takes
+ * effect (the Runtime is a process-wide singleton).
+ */
+export function installRuntime(logger: Logger, coreLevel: 'ERROR' | 'WARN' | 'INFO' | 'DEBUG' = 'WARN'): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({
+      logger: new PinoTemporalLogger(logger.child({ component: 'temporal' })),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: coreLevel }), forward: {} } },
+    });
+  } catch (err) {
+    // Already instantiated by someone else (e.g. a test that created a connection first).
+    logger.warn({ err }, 'temporal runtime already installed; logs not forwarded to pino');
+  }
+}
+
+const bundles = new Map<string, Promise<WorkflowBundle>>();
+
+/**
+ * Bundles a workflow entry module once per process (later calls share the result). Workers then
+ * start without webpack, and every worker of the process runs identical workflow code.
+ */
+export function bundleObjectWorkflows(
+  workflowsPath: string = defaultWorkflowsPath,
+  logger?: Logger,
+): Promise<WorkflowBundle> {
+  let bundle = bundles.get(workflowsPath);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({
+      workflowsPath,
+      ...(logger ? { logger: new PinoTemporalLogger(logger.child({ component: 'bundler' })) } : {}),
+    }).then((b) => ({ code: b.code }));
+    bundles.set(workflowsPath, bundle);
+  }
+  return bundle;
+}
+
+/** Options of {@link createHomeostatWorker}. */
+export interface HomeostatWorkerOptions {
+  readonly connection: NativeConnection;
+  readonly namespace: string;
+  /** @default 'homeostat' */
+  readonly taskQueue?: string;
+  /** A bundle from {@link bundleObjectWorkflows}, or `{ codePath }` of one written to disk. */
+  readonly workflowBundle: WorkflowBundleOption;
+  /** The reconcilers whose step activities this worker runs; their plans must be in the bundle. */
+  readonly reconcilers: readonly Reconciler<never>[] | readonly Reconciler<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly kc: k8s.KubeConfig;
+  readonly logger: Logger;
+  /** Identity shown in the Temporal UI and used as Events' reportingInstance. */
+  readonly identity?: string;
+  /** How long running activities may finish on shutdown. @default '10 seconds' */
+  readonly shutdownGraceTime?: string;
+  /** @default 20 */
+  readonly maxConcurrentActivityTaskExecutions?: number;
+}
+
+/** Creates (does not run) a worker for the object workflow and the reconcilers' activities. */
+export async function createHomeostatWorker(options: HomeostatWorkerOptions): Promise<Worker> {
+  installRuntime(options.logger);
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue ?? defaultTaskQueue,
+    workflowBundle: options.workflowBundle,
+    activities: createActivities({
+      kc: options.kc,
+      reconcilers: options.reconcilers,
+      logger: options.logger,
+      ...(options.identity ? { reportingInstance: options.identity } : {}),
+    }),
+    ...(options.identity ? { identity: options.identity } : {}),
+    shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions ?? 20,
+  });
+}
+
+/**
+ * Runs a worker until SIGINT or SIGTERM, then shuts it down gracefully (polling stops, running
+ * activities get the grace time, the promise resolves once the worker has drained).
+ */
+export async function runUntilSignalled(worker: Worker, logger: Logger): Promise<void> {
+  const stop = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'worker shutting down');
+    worker.shutdown();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await worker.run();
+    logger.info({}, 'worker stopped');
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}

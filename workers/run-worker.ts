@@ -1,0 +1,65 @@
+/**
+ * The worker process as a library function: connect, bundle (or load a prebuilt bundle), create the
+ * worker and run it until SIGINT/SIGTERM. `workers/main.ts` calls it with the built-in reconcilers;
+ * tests call it from a child process with their own reconcilers.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { NativeConnection } from '@temporalio/worker';
+import pino, { type Logger } from 'pino';
+import type { Reconciler } from '../reconcilers/define-reconciler';
+import {
+  bundleObjectWorkflows,
+  createHomeostatWorker,
+  defaultWorkflowsPath,
+  installRuntime,
+  runUntilSignalled,
+} from './create-worker';
+
+/** Options of {@link runWorker}. */
+export interface RunWorkerOptions {
+  readonly temporalAddress: string;
+  readonly namespace: string;
+  readonly taskQueue: string;
+  /** Path of a kubeconfig; unset loads the default (in-cluster or ~/.kube/config). */
+  readonly kubeconfig?: string;
+  readonly reconcilers: readonly Reconciler<never>[] | readonly Reconciler<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The workflow entry module to bundle. @default the built-in `workflows/index.ts` */
+  readonly workflowsPath?: string;
+  /** A prebuilt bundle on disk; when set, nothing is bundled at start. */
+  readonly workflowBundlePath?: string;
+  readonly identity?: string;
+  readonly logger?: Logger;
+  /** Called once the worker polls (e.g. to print a readiness line). */
+  readonly onReady?: () => void;
+}
+
+/** Runs a worker until it is signalled to stop. */
+export async function runWorker(options: RunWorkerOptions): Promise<void> {
+  const logger = options.logger ?? pino({ name: 'homeostat-worker' });
+  installRuntime(logger);
+  const kc = new k8s.KubeConfig();
+  if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
+  else kc.loadFromDefault();
+  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  try {
+    const workflowBundle = options.workflowBundlePath
+      ? { codePath: options.workflowBundlePath }
+      : await bundleObjectWorkflows(options.workflowsPath ?? defaultWorkflowsPath, logger);
+    const worker = await createHomeostatWorker({
+      connection,
+      namespace: options.namespace,
+      taskQueue: options.taskQueue,
+      workflowBundle,
+      reconcilers: options.reconcilers,
+      kc,
+      logger,
+      ...(options.identity ? { identity: options.identity } : {}),
+    });
+    logger.info({ taskQueue: options.taskQueue, namespace: options.namespace }, 'worker started');
+    const running = runUntilSignalled(worker, logger);
+    options.onReady?.();
+    await running;
+  } finally {
+    await connection.close();
+  }
+}
