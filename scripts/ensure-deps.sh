@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what homeostat needs and is missing, with visible progress, and reuses what is cached:
+# Debian packages (openssl), npm packages (npm ci when the lock file changed), and the Go-built
+# servers of the local stack (cached outside the repo, keyed by version).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+node_minor=$(node -p 'process.versions.node.split(".")[1]')
+if (( node_major < 20 || (node_major == 20 && node_minor < 19) )); then
+  echo "homeostat needs Node.js 20.19+ (found $(node -v))" >&2
+  exit 1
+fi
+command -v go >/dev/null || { echo "homeostat's local stack is built with Go; install Go 1.25+" >&2; exit 1; }
+
+missing=()
+for tool in openssl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+if ((${#missing[@]})); then
+  step "installing Debian packages: ${missing[*]}"
+  if [[ $(id -u) -eq 0 ]]; then
+    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  else
+    sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  fi
+fi
+
+stamp=node_modules/.homeostat-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+  step "installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund
+  echo "$want" > "$stamp"
+else
+  step "npm packages up to date"
+fi
+
+step "local stack servers (Go builds are cached; a cold build takes about 10 minutes on 2 cores)"
+npx tsx devstack/cli.ts build

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, then lint, format check, typecheck, unit tests and
+# integration tests against the real local stack (started and stopped by jest's global setup).
+# Extra arguments go to jest (e.g. `npm test -- test/integration/devstack.test.ts`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+step "lint"; npx eslint .
+step "format check"; npx prettier --check . >/dev/null && echo "formatting ok"
+step "typecheck"; npx tsc --noEmit -p .
+step "tests (unit and integration, against real servers)"
+mkdir -p test-artifacts
+status=0
+npx jest --ci --json --outputFile=test-artifacts/jest.json "$@" || status=$?
+node -e '
+  const r = require("./test-artifacts/jest.json");
+  console.log(`\ntests: ${r.numPassedTests} passed, ${r.numFailedTests + r.numRuntimeErrorTestSuites} failed, ${r.numPendingTests} skipped`);
+' || true
+exit "$status"
