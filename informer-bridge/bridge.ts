@@ -1,0 +1,329 @@
+/**
+ * The informer bridge: one reflector per watched resource feeding a cache; predicates and owner
+ * mapping turn cache changes into reconcile requests; a coalescing queue delivers them to Temporal
+ * while this replica leads; a safety net signals objects whose generation is not yet observed.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { ObjectRef, ReconcileReason, ReconcileRequest } from '../workflows/definitions';
+import { workflowIdFor } from '../workflows/definitions';
+import type { BackoffOptions } from './backoff';
+import { objectKey } from './cache';
+import { mergeRequests, signalDelivery } from './delivery';
+import { LeaderElector } from './leader';
+import { BridgeMetrics } from './metrics';
+import { isBehind, ownersOf, relevantChange } from './predicates';
+import { CoalescingQueue } from './queue';
+import { Reflector, type ReflectorEvent } from './reflector';
+import { type Clock, type KubeObject, type Random, systemClock, type WatchedResource } from './types';
+
+/** Leader election settings of a {@link Bridge}. */
+export interface LeaderElectionOptions {
+  /** Namespace of the Lease. */
+  readonly namespace: string;
+  /** @default 'homeostat-informer-bridge' */
+  readonly name?: string;
+  /** This replica's identity. */
+  readonly identity: string;
+  /** @default 15_000 */
+  readonly leaseDurationMs?: number;
+  /** @default 10_000 */
+  readonly renewDeadlineMs?: number;
+  /** @default 2_000 */
+  readonly retryPeriodMs?: number;
+}
+
+/** Options of {@link Bridge}. */
+export interface BridgeOptions {
+  readonly kc: k8s.KubeConfig;
+  /** The kinds to watch: the reconcilers' kinds and the kinds they own. */
+  readonly resources: readonly WatchedResource[];
+  /** Watch only this namespace. @default all namespaces */
+  readonly namespace?: string;
+  /** Watch only objects matching this label selector (sharding). @default all objects */
+  readonly labelSelector?: string;
+  readonly client: Client;
+  readonly taskQueue: string;
+  readonly log: Logger;
+  /** Leader election; `false` to deliver without it (a single replica). */
+  readonly leaderElection: LeaderElectionOptions | false;
+  /** Signals in flight at most. @default 16 */
+  readonly concurrency?: number;
+  /** Period of the safety-net resync. @default 300_000 */
+  readonly resyncIntervalMs?: number;
+  /** Timeout of one signal attempt. @default 10_000 */
+  readonly deliveryTimeoutMs?: number;
+  /** Least time between two signals to one object (bursts merge meanwhile). @default 500 */
+  readonly minSignalIntervalMs?: number;
+  /** Per-object retry backoff while Temporal is unavailable. @default 500 ms doubling to 5 s */
+  readonly retryBackoff?: BackoffOptions;
+  /** List page size. @default 500 */
+  readonly pageSize?: number;
+  /** Server-side watch timeout base (jittered to [t, 2t)). @default 300 */
+  readonly watchTimeoutSeconds?: number;
+  /** Watch inactivity watchdog. @default 180_000 */
+  readonly inactivityTimeoutMs?: number;
+  /** Reflector restart backoff. @default 800 ms doubling to 30 s */
+  readonly watchBackoff?: BackoffOptions;
+  /** @default a new registry */
+  readonly metrics?: BridgeMetrics;
+  /** @default the system clock */
+  readonly clock?: Clock;
+  /** @default Math.random */
+  readonly random?: Random;
+}
+
+function resourceName(r: WatchedResource): string {
+  return r.group ? `${r.plural}.${r.group}` : r.plural;
+}
+
+/** Watches the configured resources and delivers reconcile signals to Temporal. */
+export class Bridge {
+  /** The bridge's metrics. */
+  readonly metrics: BridgeMetrics;
+  private readonly opts: BridgeOptions;
+  private readonly clock: Clock;
+  private readonly reflectors: { resource: WatchedResource; reflector: Reflector }[];
+  private readonly queue: CoalescingQueue<ReconcileRequest>;
+  private readonly elector: LeaderElector | undefined;
+  private leading = false;
+  private cancelResync: () => void = () => {};
+  private stopping = false;
+
+  constructor(options: BridgeOptions) {
+    this.opts = options;
+    this.clock = options.clock ?? systemClock;
+    this.metrics = options.metrics ?? new BridgeMetrics();
+    const log = options.log;
+    this.queue = new CoalescingQueue<ReconcileRequest>({
+      deliver: signalDelivery({
+        client: options.client,
+        taskQueue: options.taskQueue,
+        timeoutMs: options.deliveryTimeoutMs,
+      }),
+      merge: mergeRequests,
+      concurrency: options.concurrency,
+      minIntervalMs: options.minSignalIntervalMs,
+      retryBackoff: options.retryBackoff,
+      paused: true,
+      clock: this.clock,
+      random: options.random,
+      onMerged: () => this.metrics.signalsMerged.inc(),
+      onDelivered: (key, req) => {
+        this.metrics.signalsSent.inc({ reason: req.reason });
+        log.debug({ workflowId: key, reason: req.reason, generation: req.generation }, 'signal delivered');
+      },
+      onFailed: (key, err, retryInMs) => {
+        this.metrics.signalsFailed.inc();
+        log.warn({ workflowId: key, err, retryInMs }, 'signal failed; will retry');
+      },
+    });
+    this.reflectors = options.resources.map((resource) => {
+      const name = resourceName(resource);
+      const reflector: Reflector = new Reflector({
+        kc: options.kc,
+        resource,
+        namespace: options.namespace,
+        labelSelector: options.labelSelector,
+        log: log.child({ resource: name }),
+        pageSize: options.pageSize,
+        watchTimeoutSeconds: options.watchTimeoutSeconds,
+        inactivityTimeoutMs: options.inactivityTimeoutMs,
+        backoff: options.watchBackoff,
+        clock: this.clock,
+        random: options.random,
+        handler: {
+          onEvent: (event) => {
+            this.onEvent(resource, event);
+            this.metrics.cacheObjects.set({ resource: name }, reflector.cache.size);
+            this.metrics.cacheBytes.set({ resource: name }, reflector.cache.estimatedBytes);
+          },
+          onSynced: () => {
+            this.metrics.synced.set({ resource: name }, 1);
+            if (this.ready) this.onAllSynced();
+          },
+          onWatchEvent: (type) => this.metrics.watchEvents.inc({ resource: name, type }),
+          onList: (reason) => this.metrics.relists.inc({ resource: name, reason }),
+          onWatchRestart: (reason) => this.metrics.watchRestarts.inc({ resource: name, reason }),
+        },
+      });
+      return { resource, reflector };
+    });
+    const le = options.leaderElection;
+    if (le) {
+      this.elector = new LeaderElector({
+        kc: options.kc,
+        namespace: le.namespace,
+        name: le.name ?? 'homeostat-informer-bridge',
+        identity: le.identity,
+        leaseDurationMs: le.leaseDurationMs,
+        renewDeadlineMs: le.renewDeadlineMs,
+        retryPeriodMs: le.retryPeriodMs,
+        log: log.child({ component: 'leader-election' }),
+        clock: this.clock,
+        onStartedLeading: () => this.setLeading(true),
+        onStoppedLeading: () => this.setLeading(false),
+      });
+    }
+    const queue = this.queue;
+    const dirty = this.metrics.dirtyKeys;
+    (dirty as unknown as { collect: () => void }).collect = () => dirty.set(queue.dirtyKeys);
+  }
+
+  /** Whether every reflector has completed its first list (`/readyz`). */
+  get ready(): boolean {
+    return this.reflectors.every((r) => r.reflector.synced);
+  }
+
+  /** Whether the bridge is alive (`/healthz`): a leader that could not renew its Lease is not. */
+  get healthy(): boolean {
+    if (this.stopping || !this.elector?.isLeader) return true;
+    const leaseMs = (this.opts.leaderElection && this.opts.leaderElection.leaseDurationMs) || 15_000;
+    return this.clock.now() - this.elector.lastRenewal < leaseMs + 20_000;
+  }
+
+  /** Whether this replica delivers signals. */
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Objects with an undelivered request. */
+  get dirtyKeys(): number {
+    return this.queue.dirtyKeys;
+  }
+
+  /** The cache of a watched resource (by kind and group). */
+  cacheOf(group: string, kind: string): Reflector['cache'] | undefined {
+    return this.reflectors.find((r) => r.resource.group === group && r.resource.kind === kind)?.reflector.cache;
+  }
+
+  /** Starts the reflectors, leader election (or leads at once) and the periodic resync. */
+  start(): void {
+    for (const r of this.reflectors) r.reflector.start();
+    if (this.elector) this.elector.start();
+    else this.setLeading(true);
+    this.scheduleResync();
+  }
+
+  /**
+   * Graceful shutdown: stops watching, flushes pending signals for up to `flushTimeoutMs` (while still
+   * holding the Lease), then releases the Lease.
+   * @returns whether every pending signal was delivered
+   */
+  async stop(flushTimeoutMs = 10_000): Promise<boolean> {
+    this.stopping = true;
+    this.cancelResync();
+    await Promise.all(this.reflectors.map((r) => r.reflector.stop()));
+    const flushed = this.leading ? await this.queue.drain(flushTimeoutMs) : this.queue.dirtyKeys === 0;
+    this.queue.pause();
+    await this.elector?.stop();
+    this.leading = false;
+    this.metrics.isLeader.set(0);
+    this.opts.log.info({ flushed, dirtyKeys: this.queue.dirtyKeys }, 'bridge stopped');
+    return flushed;
+  }
+
+  /**
+   * The safety net: enqueues a `resync` request for every cached primary object that is behind
+   * (generation not observed in status, or deletion pending).
+   * @returns how many objects were enqueued
+   */
+  resync(): number {
+    let count = 0;
+    for (const { resource, reflector } of this.reflectors) {
+      if (resource.owners) continue;
+      for (const obj of reflector.cache.values()) {
+        if (!isBehind(obj)) continue;
+        this.enqueue(this.stateOf(resource, obj, 'resync'));
+        count++;
+      }
+    }
+    if (count) this.opts.log.info({ count }, 'resync: objects behind enqueued');
+    return count;
+  }
+
+  private setLeading(leading: boolean): void {
+    this.leading = leading;
+    this.metrics.isLeader.set(leading ? 1 : 0);
+    if (!leading) {
+      this.queue.pause();
+      return;
+    }
+    if (this.ready) this.resync();
+    this.queue.resume();
+  }
+
+  private onAllSynced(): void {
+    this.opts.log.info('all resources synced');
+    if (this.leading) this.resync();
+  }
+
+  private scheduleResync(): void {
+    const every = this.opts.resyncIntervalMs ?? 300_000;
+    this.cancelResync = this.clock.setTimeout(() => {
+      if (this.stopping) return;
+      if (this.leading && this.ready) this.resync();
+      this.scheduleResync();
+    }, every);
+  }
+
+  private stateOf(resource: WatchedResource, obj: KubeObject, reason: ReconcileReason): ReconcileRequest {
+    const ref: ObjectRef = {
+      group: resource.group,
+      version: resource.version,
+      kind: resource.kind,
+      namespace: resource.namespaced ? (obj.metadata.namespace ?? '') : '',
+      name: obj.metadata.name ?? '',
+    };
+    return {
+      ref,
+      uid: obj.metadata.uid ?? '',
+      generation: obj.metadata.generation ?? 0,
+      resourceVersion: obj.metadata.resourceVersion ?? '',
+      reason,
+    };
+  }
+
+  private enqueue(request: ReconcileRequest): void {
+    this.queue.add(workflowIdFor(request.ref), request);
+  }
+
+  private onEvent(resource: WatchedResource, event: ReflectorEvent): void {
+    if (event.replay) return; // the first list fills the cache; the safety net decides what is behind
+    if (!resource.owners) {
+      if (event.type === 'added') this.enqueue(this.stateOf(resource, event.object, 'added'));
+      else if (event.type === 'deleted') {
+        const last = event.object;
+        const gen = last.metadata.generation ?? event.previous?.metadata.generation ?? 0;
+        this.enqueue({ ...this.stateOf(resource, last, 'deleted'), generation: gen });
+      } else if (event.previous) {
+        const rule = relevantChange(resource, event.previous, event.object);
+        if (rule) this.enqueue(this.stateOf(resource, event.object, rule === 'uid' ? 'added' : 'updated'));
+      }
+      return;
+    }
+    if (event.type === 'modified' && event.previous && !relevantChange(resource, event.previous, event.object)) return;
+    const owners = ownersOf(resource, event.object);
+    if (event.type === 'modified' && event.previous) owners.push(...ownersOf(resource, event.previous));
+    const seen = new Set<string>();
+    for (const owner of owners) {
+      const primary = this.opts.resources.find(
+        (r) => !r.owners && r.group === owner.ref.group && r.kind === owner.ref.kind,
+      );
+      const ref: ObjectRef = { ...owner.ref, namespace: primary && !primary.namespaced ? '' : owner.ref.namespace };
+      const id = workflowIdFor(ref);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const cached = primary ? this.cacheOf(primary.group, primary.kind)?.get(objectKey({ metadata: { name: ref.name, namespace: ref.namespace } })) : undefined;
+      const current = cached?.metadata.uid === owner.uid ? cached : undefined;
+      this.enqueue({
+        ref,
+        uid: owner.uid,
+        generation: current?.metadata.generation ?? 0,
+        resourceVersion: current?.metadata.resourceVersion ?? '',
+        reason: 'child-changed',
+      });
+    }
+  }
+}

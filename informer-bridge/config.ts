@@ -1,0 +1,74 @@
+/**
+ * The bridge's configuration, parsed once from the environment (CONVENTIONS.md §5). The Temporal
+ * connection follows `@temporalio/envconfig` (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY);
+ * the Kubernetes connection is the kubeconfig (KUBECONFIG) or the in-cluster service account.
+ */
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { defaultTaskQueue } from '../workflows/definitions';
+
+const ownerKind = z.object({ group: z.string(), kind: z.string().min(1) });
+
+/** The zod schema of one {@link WatchedResource} (as JSON in HOMEOSTAT_BRIDGE_RESOURCES). */
+export const watchedResourceSchema = z.object({
+  group: z.string(),
+  version: z.string().min(1),
+  plural: z.string().min(1),
+  kind: z.string().min(1),
+  namespaced: z.boolean(),
+  owners: z.array(ownerKind).optional(),
+  relevantLabels: z.array(z.string()).optional(),
+  relevantAnnotations: z.array(z.string()).optional(),
+});
+
+const jsonResources = z.string().transform((text, ctx) => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `not JSON: ${(err as Error).message}` });
+    return z.NEVER;
+  }
+});
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const seconds = z.coerce.number().positive();
+
+/** The environment variables the bridge reads. */
+export const bridgeEnvSchema = z.object({
+  KUBECONFIG: z.string().optional(),
+  TEMPORAL_ADDRESS: z.string().default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_API_KEY: z.string().optional(),
+  HOMEOSTAT_TASK_QUEUE: z.string().default(defaultTaskQueue),
+  /** JSON array of watched resources. */
+  HOMEOSTAT_BRIDGE_RESOURCES: jsonResources.pipe(z.array(watchedResourceSchema).min(1)),
+  HOMEOSTAT_BRIDGE_NAMESPACE: z.string().optional(),
+  HOMEOSTAT_BRIDGE_LABEL_SELECTOR: z.string().optional(),
+  HOMEOSTAT_BRIDGE_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOMEOSTAT_BRIDGE_LEADER_ELECTION: bool.default(true),
+  HOMEOSTAT_BRIDGE_LEASE_NAMESPACE: z.string().default('default'),
+  HOMEOSTAT_BRIDGE_LEASE_NAME: z.string().default('homeostat-informer-bridge'),
+  HOMEOSTAT_BRIDGE_IDENTITY: z.string().default(`${hostname()}_${process.pid}`),
+  HOMEOSTAT_BRIDGE_LEASE_SECONDS: seconds.default(15),
+  HOMEOSTAT_BRIDGE_RENEW_DEADLINE_SECONDS: seconds.default(10),
+  HOMEOSTAT_BRIDGE_RETRY_PERIOD_SECONDS: seconds.default(2),
+  HOMEOSTAT_BRIDGE_RESYNC_SECONDS: seconds.default(300),
+  HOMEOSTAT_BRIDGE_WATCH_TIMEOUT_SECONDS: seconds.default(300),
+  HOMEOSTAT_BRIDGE_INACTIVITY_SECONDS: seconds.default(180),
+  HOMEOSTAT_BRIDGE_CONCURRENCY: z.coerce.number().int().positive().default(16),
+  HOMEOSTAT_BRIDGE_SHUTDOWN_FLUSH_SECONDS: seconds.default(10),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+});
+
+/** The parsed configuration. */
+export type BridgeConfig = Readonly<z.infer<typeof bridgeEnvSchema>>;
+
+/** Parses `env`; throws an error listing every issue. */
+export function parseBridgeConfig(env: Record<string, string | undefined>): BridgeConfig {
+  const result = bridgeEnvSchema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid informer-bridge configuration:\n${lines.join('\n')}`);
+  }
+  return Object.freeze(result.data);
+}

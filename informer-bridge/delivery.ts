@@ -1,0 +1,66 @@
+/**
+ * Delivery to Temporal: a reconcile request becomes `signalWithStart` of the object's workflow
+ * (ID `homeostat/<group>/<kind>/<namespace>/<name>`), which starts the workflow if it is not running.
+ * Requests for one object merge level-based: the newest UID, generation and resourceVersion win.
+ */
+import type { Client } from '@temporalio/client';
+import {
+  objectWorkflowType,
+  type ReconcileReason,
+  type ReconcileRequest,
+  reconcileRequestedSignal,
+  workflowIdFor,
+} from '../workflows/definitions';
+
+const reasonRank: Record<ReconcileReason, number> = {
+  deleted: 7,
+  added: 6,
+  updated: 5,
+  'child-changed': 4,
+  api: 3,
+  drift: 2,
+  requeue: 2,
+  resync: 1,
+};
+
+/**
+ * Merges a pending request with a newer one for the same object. A different UID means a different
+ * object: the newer request wins outright. Otherwise the newest generation and resourceVersion win
+ * and the reason is the stronger of the two (`deleted` > `added` > `updated` > `child-changed` > …
+ * > `resync`), so a create followed by updates still arrives as `added`.
+ */
+export function mergeRequests(older: ReconcileRequest, newer: ReconcileRequest): ReconcileRequest {
+  if (older.uid !== newer.uid) return newer;
+  return {
+    ref: newer.ref,
+    uid: newer.uid,
+    generation: Math.max(older.generation, newer.generation),
+    resourceVersion: newer.resourceVersion || older.resourceVersion,
+    reason: reasonRank[newer.reason] >= reasonRank[older.reason] ? newer.reason : older.reason,
+  };
+}
+
+/** Options of {@link signalDelivery}. */
+export interface SignalDeliveryOptions {
+  readonly client: Client;
+  readonly taskQueue: string;
+  /** Give up one attempt after this long (the queue retries it). @default 10_000 */
+  readonly timeoutMs?: number;
+}
+
+/** Returns the queue's deliver function: `signalWithStart` of the request's object workflow. */
+export function signalDelivery(options: SignalDeliveryOptions): (key: string, request: ReconcileRequest) => Promise<void> {
+  const { client, taskQueue } = options;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return async (_key, request) => {
+    await client.withDeadline(Date.now() + timeoutMs, () =>
+      client.workflow.signalWithStart(objectWorkflowType, {
+        workflowId: workflowIdFor(request.ref),
+        taskQueue,
+        args: [{ ref: request.ref }],
+        signal: reconcileRequestedSignal,
+        signalArgs: [request],
+      }),
+    );
+  };
+}

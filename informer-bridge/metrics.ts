@@ -1,0 +1,89 @@
+/**
+ * The bridge's Prometheus metrics, in a registry of its own (several bridges can live in one process,
+ * as in tests). Names are prefixed `homeostat_bridge_`.
+ */
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The metrics of one bridge. */
+export class BridgeMetrics {
+  /** The registry to serve on `/metrics`. */
+  readonly registry = new Registry();
+  /** Watch event lines received, by resource and type (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR). */
+  readonly watchEvents = new Counter({
+    name: 'homeostat_bridge_watch_events_total',
+    help: 'Watch events received, by resource and event type',
+    labelNames: ['resource', 'type'] as const,
+    registers: [this.registry],
+  });
+  /** Signals delivered, by reason. */
+  readonly signalsSent = new Counter({
+    name: 'homeostat_bridge_signals_sent_total',
+    help: 'Reconcile signals delivered to Temporal, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  /** Requests merged into a pending one. */
+  readonly signalsMerged = new Counter({
+    name: 'homeostat_bridge_signals_merged_total',
+    help: 'Reconcile requests merged into a pending request for the same object',
+    registers: [this.registry],
+  });
+  /** Failed delivery attempts (retried). */
+  readonly signalsFailed = new Counter({
+    name: 'homeostat_bridge_signals_failed_total',
+    help: 'Failed signal deliveries (each is retried with backoff)',
+    registers: [this.registry],
+  });
+  /** Keys with an undelivered request. */
+  readonly dirtyKeys = new Gauge({
+    name: 'homeostat_bridge_dirty_keys',
+    help: 'Objects with an undelivered reconcile request',
+    registers: [this.registry],
+  });
+  /** Watch restarts, by resource and reason (timeout, error, watchdog, list-error). */
+  readonly watchRestarts = new Counter({
+    name: 'homeostat_bridge_watch_restarts_total',
+    help: 'Watch restarts, by resource and reason',
+    labelNames: ['resource', 'reason'] as const,
+    registers: [this.registry],
+  });
+  /** Lists, by resource and reason (initial, gone, expired). */
+  readonly relists = new Counter({
+    name: 'homeostat_bridge_lists_total',
+    help: 'Full lists, by resource and reason (initial, gone = 410 relist, expired continue token)',
+    labelNames: ['resource', 'reason'] as const,
+    registers: [this.registry],
+  });
+  /** Cached objects, by resource. */
+  readonly cacheObjects = new Gauge({
+    name: 'homeostat_bridge_cache_objects',
+    help: 'Objects in the cache, by resource',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+  /** Estimated cache bytes, by resource. */
+  readonly cacheBytes = new Gauge({
+    name: 'homeostat_bridge_cache_bytes',
+    help: 'Estimated bytes of the trimmed cached objects, by resource',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+  /** 1 while this replica leads. */
+  readonly isLeader = new Gauge({
+    name: 'homeostat_bridge_is_leader',
+    help: '1 while this replica holds the leader Lease',
+    registers: [this.registry],
+  });
+  /** 1 once a resource's first list completed. */
+  readonly synced = new Gauge({
+    name: 'homeostat_bridge_synced',
+    help: '1 once the resource has been listed',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+
+  /** @param processMetrics also collect Node's default process metrics @default false */
+  constructor(processMetrics = false) {
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The per-key coalescing delivery queue (client-go's workqueue, specialised for signals): at most one
+ * delivery in flight per key; items that arrive meanwhile merge into one pending item; bounded
+ * concurrency overall; a failed delivery is merged back and retried with per-key backoff until it
+ * succeeds. Memory is one entry per dirty key, never one per event.
+ */
+import { Backoff, type BackoffOptions } from './backoff';
+import { type Clock, type Random, systemClock } from './types';
+
+/** Options of {@link CoalescingQueue}. */
+export interface CoalescingQueueOptions<T> {
+  /** Delivers one item; a rejection retries it (merged with newer items) after a backoff. */
+  readonly deliver: (key: string, item: T) => Promise<void>;
+  /** Merges a pending item with a newer one. */
+  readonly merge: (older: T, newer: T) => T;
+  /** Deliveries in flight at most. @default 16 */
+  readonly concurrency?: number;
+  /**
+   * Least time between two deliveries for one key: a burst of changes to one object becomes about one
+   * signal per interval, and the first change of a quiet object is still delivered at once.
+   * @default 500
+   */
+  readonly minIntervalMs?: number;
+  /** Per-key retry backoff. @default 500 ms doubling to 5 s, jitter 0.2 */
+  readonly retryBackoff?: BackoffOptions;
+  /** Whether delivery starts paused (a standby replica). @default false */
+  readonly paused?: boolean;
+  /** @default the system clock */
+  readonly clock?: Clock;
+  /** @default Math.random */
+  readonly random?: Random;
+  /** Called for observability: an item merged into a pending one, a delivery done or failed. */
+  readonly onMerged?: (key: string) => void;
+  readonly onDelivered?: (key: string, item: T) => void;
+  readonly onFailed?: (key: string, err: unknown, retryInMs: number) => void;
+}
+
+interface Entry<T> {
+  pending: T | undefined;
+  inFlight: boolean;
+  /** Cancels the timer of a retry backoff or of the post-delivery interval, while one runs. */
+  timer: (() => void) | undefined;
+  backoff: Backoff | undefined;
+}
+
+/** A coalescing queue of items by key. */
+export class CoalescingQueue<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+  /** Keys with a pending item, not in flight and not waiting for a retry, in arrival order. */
+  private readonly ready = new Set<string>();
+  private active = 0;
+  private isPaused: boolean;
+  private idleWaiters: (() => void)[] = [];
+  private readonly opts: CoalescingQueueOptions<T>;
+  private readonly clock: Clock;
+
+  constructor(options: CoalescingQueueOptions<T>) {
+    this.opts = options;
+    this.clock = options.clock ?? systemClock;
+    this.isPaused = options.paused ?? false;
+  }
+
+  /** Keys with an undelivered item (pending or in flight). */
+  get dirtyKeys(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.pending !== undefined || e.inFlight) n++;
+    return n;
+  }
+
+  /** Deliveries in flight. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** Whether delivery is paused. */
+  get paused(): boolean {
+    return this.isPaused;
+  }
+
+  /** The pending (not yet in flight) item of `key`, if any. */
+  peek(key: string): T | undefined {
+    return this.entries.get(key)?.pending;
+  }
+
+  /** Adds an item; merges it into the key's pending item if there is one. */
+  add(key: string, item: T): void {
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = { pending: undefined, inFlight: false, timer: undefined, backoff: undefined };
+      this.entries.set(key, entry);
+    }
+    if (entry.pending !== undefined) {
+      entry.pending = this.opts.merge(entry.pending, item);
+      this.opts.onMerged?.(key);
+    } else {
+      entry.pending = item;
+    }
+    if (!entry.inFlight && !entry.timer) this.ready.add(key);
+    this.pump();
+  }
+
+  /** Stops starting deliveries (in-flight ones finish); items keep merging. */
+  pause(): void {
+    this.isPaused = true;
+  }
+
+  /** Starts delivering again. */
+  resume(): void {
+    this.isPaused = false;
+    this.pump();
+  }
+
+  /**
+   * Resolves when nothing is dirty, or after `timeoutMs`; retries waiting for their backoff are
+   * started at once (a graceful shutdown's flush).
+   * @returns whether the queue emptied
+   */
+  async drain(timeoutMs: number): Promise<boolean> {
+    for (const [key, entry] of this.entries) {
+      if (entry.timer) {
+        entry.timer();
+        entry.timer = undefined;
+        if (entry.pending !== undefined) this.ready.add(key);
+        else if (!entry.inFlight) this.entries.delete(key);
+      }
+    }
+    this.pump();
+    if (this.dirtyKeys === 0) return true;
+    return new Promise<boolean>((resolve) => {
+      const cancel = this.clock.setTimeout(() => resolve(this.dirtyKeys === 0), timeoutMs);
+      this.idleWaiters.push(() => {
+        cancel();
+        resolve(true);
+      });
+    });
+  }
+
+  private pump(): void {
+    const limit = this.opts.concurrency ?? 16;
+    while (!this.isPaused && this.active < limit && this.ready.size > 0) {
+      const key = this.ready.values().next().value as string;
+      this.ready.delete(key);
+      const entry = this.entries.get(key);
+      if (entry?.pending === undefined) continue;
+      const item = entry.pending;
+      entry.pending = undefined;
+      entry.inFlight = true;
+      this.active++;
+      void this.deliver(key, entry, item);
+    }
+  }
+
+  private async deliver(key: string, entry: Entry<T>, item: T): Promise<void> {
+    let waitMs: number;
+    try {
+      await this.opts.deliver(key, item);
+      entry.backoff?.reset();
+      this.opts.onDelivered?.(key, item);
+      waitMs = this.opts.minIntervalMs ?? 500;
+    } catch (err) {
+      entry.pending = entry.pending !== undefined ? this.opts.merge(item, entry.pending) : item;
+      entry.backoff ??= new Backoff({
+        initialMs: 500,
+        maxMs: 5_000,
+        clock: this.clock,
+        random: this.opts.random,
+        ...this.opts.retryBackoff,
+      });
+      waitMs = entry.backoff.next();
+      this.opts.onFailed?.(key, err, waitMs);
+    }
+    entry.inFlight = false;
+    this.active--;
+    if (waitMs > 0) {
+      entry.timer = this.clock.setTimeout(() => this.wake(key, entry), waitMs);
+    } else {
+      this.wake(key, entry);
+    }
+    this.pump();
+    this.notifyIdle();
+  }
+
+  /** The key's timer ended (or there was none): deliver what is pending, or forget the key. */
+  private wake(key: string, entry: Entry<T>): void {
+    entry.timer = undefined;
+    if (entry.pending !== undefined) this.ready.add(key);
+    else if (!entry.inFlight && this.entries.get(key) === entry) this.entries.delete(key);
+    this.pump();
+  }
+
+  private notifyIdle(): void {
+    if (this.idleWaiters.length === 0 || this.dirtyKeys !== 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}

@@ -1,0 +1,319 @@
+/**
+ * The informer bridge against the real kube-apiserver and Temporal dev server: the signals that arrive
+ * at each object's (recording) workflow for a lifecycle, owned children, an update storm, a restart
+ * over converged objects, and two replicas behind a Lease.
+ */
+import * as k8s from '@kubernetes/client-node';
+import pino from 'pino';
+import { Bridge, type WatchedResource } from '../../informer-bridge';
+import { randomSuffix, useStack } from '../support/harness';
+import {
+  createWidgetCrd,
+  ownedConfigMaps,
+  received,
+  sleep,
+  spawnBridge,
+  startRecorder,
+  waitFor,
+  Widgets,
+  workflowExists,
+  type BridgeProcess,
+} from '../support/bridge';
+
+jest.setTimeout(180_000);
+
+const log = pino({ level: process.env.BRIDGE_TEST_LOG ?? 'warn' });
+
+describe('informer bridge: watch events become Temporal signals', () => {
+  const t = useStack();
+  const group = `ib${randomSuffix(3)}.homeostat.dev`;
+  const taskQueue = `bridge-${randomSuffix()}`;
+  let widget: WatchedResource;
+  let recorder: { stop(): Promise<void> };
+
+  beforeAll(async () => {
+    widget = await createWidgetCrd(t.apiext, group);
+    recorder = await startRecorder(t.endpoints.temporalAddress, t.endpoints.temporalNamespace, taskQueue);
+  });
+  afterAll(async () => {
+    await recorder?.stop();
+  });
+
+  async function newNamespace(): Promise<string> {
+    const name = `t-${randomSuffix()}`;
+    await t.core.createNamespace({ body: { metadata: { name, labels: { 'homeostat.dev/test': 'true' } } } });
+    return name;
+  }
+
+  function inProcessBridge(namespace: string, resources: WatchedResource[]): Bridge {
+    return new Bridge({
+      kc: t.kc,
+      resources,
+      namespace,
+      client: t.temporal,
+      taskQueue,
+      log,
+      leaderElection: false,
+      watchTimeoutSeconds: 30,
+    });
+  }
+
+  function bridgeEnv(namespace: string, extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      KUBECONFIG: t.endpoints.kubeconfig,
+      TEMPORAL_ADDRESS: t.endpoints.temporalAddress,
+      TEMPORAL_NAMESPACE: t.endpoints.temporalNamespace,
+      HOMEOSTAT_TASK_QUEUE: taskQueue,
+      HOMEOSTAT_BRIDGE_RESOURCES: JSON.stringify([widget]),
+      HOMEOSTAT_BRIDGE_NAMESPACE: namespace,
+      HOMEOSTAT_BRIDGE_LEASE_NAMESPACE: namespace,
+      ...extra,
+    };
+  }
+
+  it('given create, spec update, status-only update, label changes, a finalizer and delete, it sends exactly the expected signals with the right reasons', async () => {
+    const ns = await newNamespace();
+    const widgets = new Widgets(t.custom, group, ns);
+    const bridge = inProcessBridge(ns, [widget]);
+    bridge.start();
+    try {
+      await waitFor(() => bridge.ready, 20_000);
+      const ref = widgets.ref('w1');
+      const reasons = async (n: number) => {
+        const got = await waitFor(async () => {
+          const r = await received(t.temporal, ref);
+          return r.length >= n ? r : undefined;
+        }, 20_000);
+        return got ?? (await received(t.temporal, ref));
+      };
+      // Waits until the bridge has processed the change at `rv` and has nothing left to deliver.
+      const settled = async (rv: string | undefined) => {
+        await waitFor(
+          () => bridge.cacheOf(group, 'Widget')?.get(`${ns}/w1`)?.metadata.resourceVersion === rv && bridge.dirtyKeys === 0,
+          10_000,
+          50,
+        );
+      };
+
+      const created = await widgets.create('w1', 1);
+      const uid = created.metadata!.uid!;
+      expect((await reasons(1)).map((r) => r.reason)).toEqual(['added']);
+
+      await widgets.patch('w1', { spec: { size: 2 } });
+      expect((await reasons(2)).map((r) => [r.reason, r.generation])).toEqual([
+        ['added', 1],
+        ['updated', 2],
+      ]);
+
+      // Status only (what homeostat's own status write looks like): no signal.
+      const statusWritten = await widgets.patchStatus('w1', { observedGeneration: 2, phase: 'Ready' });
+      await settled(statusWritten.metadata.resourceVersion);
+      // An undeclared label: no signal. A declared one (homeostat.dev/tier): a signal.
+      const labelled = await widgets.patch('w1', { metadata: { labels: { unrelated: 'x' } } });
+      await settled(labelled.metadata.resourceVersion);
+      expect(await received(t.temporal, ref)).toHaveLength(2);
+
+      await widgets.patch('w1', { metadata: { labels: { 'homeostat.dev/tier': 'gold' } } });
+      expect(await reasons(3)).toHaveLength(3);
+
+      await widgets.patch('w1', { metadata: { finalizers: ['homeostat.dev/finalizer'] } });
+      expect(await reasons(4)).toHaveLength(4);
+
+      await widgets.delete('w1'); // the finalizer holds it: deletionTimestamp is set
+      expect(await reasons(5)).toHaveLength(5);
+
+      await widgets.patch('w1', { metadata: { finalizers: null } }); // finalizer removed: the object goes
+      const all = await reasons(6);
+      await sleep(500);
+      expect(await received(t.temporal, ref)).toHaveLength(6);
+      expect(all.map((r) => [r.reason, r.generation])).toEqual([
+        ['added', 1],
+        ['updated', 2],
+        ['updated', 2], // declared label
+        ['updated', 2], // finalizer added
+        ['updated', 3], // deletionTimestamp (setting it bumps a custom resource's generation)
+        ['deleted', 3],
+      ]);
+      expect(all.every((r) => r.uid === uid)).toBe(true);
+      expect(all.every((r) => r.ref.name === 'w1' && r.ref.namespace === ns && r.ref.kind === 'Widget')).toBe(true);
+      expect(new Set(all.map((r) => r.resourceVersion)).size).toBe(6);
+    } finally {
+      await bridge.stop();
+    }
+  });
+
+  it('given a ConfigMap owned by a Widget, its changes signal the owner with child-changed, and metadata-only churn does not', async () => {
+    const ns = await newNamespace();
+    const widgets = new Widgets(t.custom, group, ns);
+    const owner = await widgets.create('parent', 1);
+    await widgets.patchStatus('parent', { observedGeneration: 1 }); // converged: the safety net stays quiet
+    const bridge = inProcessBridge(ns, [widget, ownedConfigMaps(group)]);
+    bridge.start();
+    try {
+      await waitFor(() => bridge.ready, 20_000);
+      const ref = widgets.ref('parent');
+      const count = async (n: number) =>
+        (await waitFor(async () => ((await received(t.temporal, ref)).length >= n ? true : undefined), 20_000)) ??
+        false;
+      const ownerReferences = [
+        { apiVersion: `${group}/v1`, kind: 'Widget', name: 'parent', uid: owner.metadata!.uid!, controller: true },
+      ];
+      await t.core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: 'parent-config', ownerReferences }, data: { a: '1' } },
+      });
+      expect(await count(1)).toBe(true);
+      const annotated = await t.core.patchNamespacedConfigMap(
+        { name: 'parent-config', namespace: ns, body: { metadata: { annotations: { note: 'x' } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+      await waitFor(
+        () =>
+          bridge.cacheOf('', 'ConfigMap')?.get(`${ns}/parent-config`)?.metadata.resourceVersion ===
+            annotated.metadata?.resourceVersion && bridge.dirtyKeys === 0,
+        10_000,
+        50,
+      );
+      expect(await received(t.temporal, ref)).toHaveLength(1);
+      await t.core.patchNamespacedConfigMap(
+        { name: 'parent-config', namespace: ns, body: { data: { a: '2' } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
+      expect(await count(2)).toBe(true);
+      await t.core.deleteNamespacedConfigMap({ name: 'parent-config', namespace: ns });
+      expect(await count(3)).toBe(true);
+      const all = await received(t.temporal, ref);
+      expect(all.map((r) => r.reason)).toEqual(['child-changed', 'child-changed', 'child-changed']);
+      expect(all.every((r) => r.uid === owner.metadata!.uid && r.generation === 1)).toBe(true);
+    } finally {
+      await bridge.stop();
+    }
+  });
+
+  it('given 1,000 spec updates to one object in a few seconds, it sends far fewer signals and the last carries the final generation', async () => {
+    const ns = await newNamespace();
+    const widgets = new Widgets(t.custom, group, ns);
+    const bridge = inProcessBridge(ns, [widget]);
+    bridge.start();
+    try {
+      await waitFor(() => bridge.ready, 20_000);
+      await widgets.create('storm', 0);
+      const ref = widgets.ref('storm');
+      await waitFor(async () => (await received(t.temporal, ref)).length === 1, 20_000);
+      const started = Date.now();
+      let next = 1;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next <= 1000) {
+            const size = next++;
+            await widgets.patch('storm', { spec: { size } });
+          }
+        }),
+      );
+      const updateSeconds = (Date.now() - started) / 1000;
+      const final = await widgets.get('storm');
+      expect(final.metadata.generation).toBe(1001);
+      const got = await waitFor(async () => {
+        const r = await received(t.temporal, ref);
+        return r.at(-1)?.generation === 1001 && bridge.dirtyKeys === 0 ? r : undefined;
+      }, 30_000);
+      expect(got).toBeDefined();
+      const updates = got!.length - 1; // the first signal was the create
+      process.stderr.write(
+        `[figures] storm: 1000 spec updates in ${updateSeconds.toFixed(1)}s -> ${updates} signals ` +
+          `(${(updates / 1000).toFixed(3)} signals per update), merged ${(await bridge.metrics.signalsMerged.get()).values[0]?.value}\n`,
+      );
+      expect(updates).toBeLessThan(100);
+      expect(got!.at(-1)!.reason).toBe('updated');
+      const generations = got!.map((r) => r.generation);
+      expect([...generations].sort((a, b) => a - b)).toEqual(generations); // never goes back
+    } finally {
+      await bridge.stop();
+    }
+  });
+
+  describe('replicas as processes', () => {
+    const children: BridgeProcess[] = [];
+    afterEach(async () => {
+      for (const c of children.splice(0)) {
+        if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+        await c.exited;
+      }
+    });
+
+    it('given a bridge restarted over 1,000 converged objects, it sends zero signals', async () => {
+      const ns = await newNamespace();
+      const widgets = new Widgets(t.custom, group, ns);
+      const n = 1000;
+      const names = Array.from({ length: n }, (_, i) => `c${i}`);
+      let i = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (i < n) {
+            const name = names[i++]!;
+            await widgets.create(name, 1);
+            await widgets.patchStatus(name, { observedGeneration: 1, phase: 'Ready' });
+          }
+        }),
+      );
+      const env = bridgeEnv(ns, { HOMEOSTAT_BRIDGE_LEADER_ELECTION: 'false' });
+      const times: number[] = [];
+      for (let run = 0; run < 2; run++) {
+        const started = Date.now();
+        const bridge = await spawnBridge(env);
+        children.push(bridge);
+        expect(await waitFor(() => bridge.ready(), 60_000, 100)).toBe(true);
+        times.push(Date.now() - started);
+        expect(await bridge.metric('homeostat_bridge_cache_objects')).toBe(n);
+        await sleep(1500);
+        expect(await bridge.metric('homeostat_bridge_signals_sent_total')).toBe(0);
+        expect(await bridge.metric('homeostat_bridge_dirty_keys')).toBe(0);
+        if (run === 0) {
+          const bytes = await bridge.metric('homeostat_bridge_cache_bytes');
+          process.stderr.write(`[figures] cache estimate: ${(bytes / n).toFixed(0)} bytes per object (trimmed JSON)\n`);
+        }
+        bridge.child.kill('SIGTERM');
+        expect(await bridge.exited).toBe(0);
+      }
+      for (const name of ['c0', `c${n - 1}`]) expect(await workflowExists(t.temporal, widgets.ref(name))).toBe(false);
+      process.stderr.write(
+        `[figures] restart over ${n} converged objects: ready in ${times.map((x) => `${x} ms`).join(', ')}; 0 signals\n`,
+      );
+    });
+
+    it('given two replicas, one leads; SIGKILL it and the other delivers within the lease time', async () => {
+      const ns = await newNamespace();
+      const widgets = new Widgets(t.custom, group, ns);
+      const a = await spawnBridge(bridgeEnv(ns, { HOMEOSTAT_BRIDGE_IDENTITY: 'replica-a' }));
+      children.push(a);
+      expect(await waitFor(async () => (await a.metric('homeostat_bridge_is_leader')) === 1, 20_000)).toBe(true);
+      const b = await spawnBridge(bridgeEnv(ns, { HOMEOSTAT_BRIDGE_IDENTITY: 'replica-b' }));
+      children.push(b);
+      expect(await waitFor(() => b.ready(), 20_000)).toBe(true);
+      await sleep(3000); // a few retry periods: b must stay a standby
+      expect(await b.metric('homeostat_bridge_is_leader')).toBe(0);
+      expect(await a.metric('homeostat_bridge_is_leader')).toBe(1);
+
+      await widgets.create('before', 1);
+      await waitFor(async () => (await received(t.temporal, widgets.ref('before'))).length === 1, 20_000);
+      expect(await a.metric('homeostat_bridge_signals_sent_total')).toBe(1);
+      expect(await b.metric('homeostat_bridge_signals_sent_total')).toBe(0);
+
+      a.child.kill('SIGKILL');
+      const killedAt = Date.now();
+      await a.exited;
+      await widgets.create('after', 1);
+      const got = await waitFor(async () => (await received(t.temporal, widgets.ref('after'))).length >= 1, 30_000, 100);
+      const takeoverMs = Date.now() - killedAt;
+      expect(got).toBe(true);
+      expect(await b.metric('homeostat_bridge_is_leader')).toBe(1);
+      process.stderr.write(`[figures] leader SIGKILLed: standby delivered after ${takeoverMs} ms (lease 15 s)\n`);
+      expect(takeoverMs).toBeLessThan(15_000 + 2_000 * 1.2 + 3_000);
+      const lease = await t.kc
+        .makeApiClient(k8s.CoordinationV1Api)
+        .readNamespacedLease({ name: 'homeostat-informer-bridge', namespace: ns });
+      expect(lease.spec?.holderIdentity).toBe('replica-b');
+      expect(lease.spec?.leaseTransitions).toBe(1);
+    });
+  });
+});
