@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 
 /** A server process the stack started, as recorded in the stack's state file. */
@@ -56,7 +56,8 @@ export function isRunning(proc: Pick<ManagedProcess, 'pid' | 'executable'>): boo
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
     if (state === 'Z' || state === 'X') return false;
     const cmdline = readFileSync(`/proc/${proc.pid}/cmdline`, 'utf8');
-    return cmdline.split('\0')[0] === proc.executable;
+    if (cmdline.split('\0')[0] === proc.executable) return true;
+    return readlinkSync(`/proc/${proc.pid}/exe`) === realpathSync(proc.executable);
   } catch {
     return false;
   }

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   say(execFileSync(stack.kubectl, ['--kubeconfig', e.kubeconfig, 'get', 'namespaces'], { encoding: 'utf8' }).trimEnd());
   const pg = new PgClient({ connectionString: e.postgresUrl });
   await pg.connect();
-  const { rows } = await pg.query<{ v: string }>('SHOW server_version');
+  const { rows } = await pg.query<{ v: string }>("SELECT current_setting('server_version') AS v");
   await pg.end();
   say(`\nPostgreSQL answers: server_version ${rows[0]?.v ?? '?'}`);
   say('\nwhere to look:');

@@ -1,0 +1,78 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  binaryPath,
+  cacheDir,
+  envLines,
+  goServers,
+  stackDir,
+  stacksRoot,
+  endpointsOf,
+  type StackState,
+} from '../../devstack';
+import { freePorts, isListening, isRunning } from '../../devstack/processes';
+
+describe('devstack paths and endpoints', () => {
+  it('given no settings, it caches binaries under ~/.cache/homeostat and keeps stacks under the temp folder', () => {
+    expect(cacheDir({ HOME: '/home/x' })).toMatch(/\.cache\/homeostat$/);
+    expect(cacheDir({ HOMEOSTAT_CACHE_DIR: '/c' })).toBe('/c');
+    expect(cacheDir({ XDG_CACHE_HOME: '/xdg' })).toBe('/xdg/homeostat');
+    expect(stacksRoot({})).toBe(join(tmpdir(), 'homeostat-devstack'));
+    expect(stackDir('demo', { HOMEOSTAT_DEVSTACK_DIR: '/s' })).toBe('/s/demo');
+  });
+
+  it('given a stack name with a path in it, it refuses it', () => {
+    expect(() => stackDir('../etc')).toThrow(/invalid stack name/);
+    expect(() => stackDir('')).toThrow(/invalid stack name/);
+  });
+
+  it('given the pinned servers, each binary is keyed by version and by its wrapper module hash', () => {
+    const paths = goServers.map((s) => binaryPath(s, { HOMEOSTAT_CACHE_DIR: '/cache' }));
+    expect(new Set(paths).size).toBe(goServers.length);
+    for (const [i, server] of goServers.entries()) {
+      expect(paths[i]).toMatch(new RegExp(`^/cache/bin/${server.name}/${server.version}-[0-9a-f]{12}/${server.name}$`));
+    }
+  });
+
+  it('given a stack state, the env file names every endpoint', () => {
+    const state = {
+      name: 'x',
+      dir: '/tmp/s/x',
+      ports: {
+        temporal: 1,
+        temporalHttp: 2,
+        temporalUi: 3,
+        temporalMetrics: 4,
+        etcdClient: 5,
+        etcdPeer: 6,
+        kube: 7,
+        postgres: 8,
+      },
+      postgresPassword: 'p w',
+    } as StackState;
+    expect(envLines(endpointsOf(state))).toEqual([
+      'TEMPORAL_ADDRESS=127.0.0.1:1',
+      'TEMPORAL_NAMESPACE=homeostat',
+      'HOMEOSTAT_TEMPORAL_UI_URL=http://127.0.0.1:3',
+      'KUBECONFIG=/tmp/s/x/kubeconfig',
+      'HOMEOSTAT_KUBE_API_URL=https://127.0.0.1:7',
+      'HOMEOSTAT_ETCD_URL=http://127.0.0.1:5',
+      'HOMEOSTAT_POSTGRES_URL=postgres://postgres:p%20w@127.0.0.1:8/postgres',
+    ]);
+  });
+});
+
+describe('devstack processes', () => {
+  it('given free ports, they are distinct and nothing listens on them', async () => {
+    const ports = await freePorts(8);
+    expect(new Set(ports).size).toBe(8);
+    for (const p of ports) expect(await isListening(p)).toBe(false);
+  });
+
+  it('given a PID reused by another program, the recorded process is not taken as running', () => {
+    expect(isRunning({ pid: process.pid, executable: process.execPath })).toBe(true);
+    expect(isRunning({ pid: process.pid, executable: join(mkdtempSync(join(tmpdir(), 'x')), 'etcd') })).toBe(false);
+    expect(isRunning({ pid: 2 ** 22 + 1, executable: process.execPath })).toBe(false);
+  });
+});
