@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { WatchedResource } from '../../informer-bridge';
 import { type ObjectRef, type ReconcileRequest, workflowIdFor } from '../../workflows/definitions';
 
@@ -132,18 +132,27 @@ export class Widgets {
   }
 }
 
+/** Bundles the recording `objectWorkflow` once (workers started later reuse it). */
+export function bundleRecorder(): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('../fixtures/recording-object-workflow'),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  });
+}
+
 /** Runs the recording `objectWorkflow` on `taskQueue` until stopped. */
 export async function startRecorder(
   address: string,
   namespace: string,
   taskQueue: string,
+  bundle?: WorkflowBundle,
 ): Promise<{ stop(): Promise<void> }> {
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue,
-    workflowsPath: require.resolve('../fixtures/recording-object-workflow'),
+    workflowBundle: bundle ?? (await bundleRecorder()),
   });
   const running = worker.run();
   return {
