@@ -315,7 +315,11 @@ export class Bridge {
       const id = workflowIdFor(ref);
       if (seen.has(id)) continue;
       seen.add(id);
-      const cached = primary ? this.cacheOf(primary.group, primary.kind)?.get(objectKey({ metadata: { name: ref.name, namespace: ref.namespace } })) : undefined;
+      const cached = primary
+        ? this.cacheOf(primary.group, primary.kind)?.get(
+            objectKey({ metadata: { name: ref.name, namespace: ref.namespace } }),
+          )
+        : undefined;
       const current = cached?.metadata.uid === owner.uid ? cached : undefined;
       this.enqueue({
         ref,

@@ -49,7 +49,9 @@ export interface SignalDeliveryOptions {
 }
 
 /** Returns the queue's deliver function: `signalWithStart` of the request's object workflow. */
-export function signalDelivery(options: SignalDeliveryOptions): (key: string, request: ReconcileRequest) => Promise<void> {
+export function signalDelivery(
+  options: SignalDeliveryOptions,
+): (key: string, request: ReconcileRequest) => Promise<void> {
   const { client, taskQueue } = options;
   const timeoutMs = options.timeoutMs ?? 10_000;
   return async (_key, request) => {

@@ -50,7 +50,10 @@ export async function kubeRequest<T = unknown>(
   const opts: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(opts);
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-  const headers: http.OutgoingHttpHeaders = { ...(opts.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' };
+  const headers: http.OutgoingHttpHeaders = {
+    ...(opts.headers as http.OutgoingHttpHeaders | undefined),
+    Accept: 'application/json',
+  };
   if (payload !== undefined) {
     headers['Content-Type'] = options.contentType ?? 'application/json';
     headers['Content-Length'] = Buffer.byteLength(payload);

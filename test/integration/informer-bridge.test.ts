@@ -89,7 +89,8 @@ describe('informer bridge: watch events become Temporal signals', () => {
       // Waits until the bridge has processed the change at `rv` and has nothing left to deliver.
       const settled = async (rv: string | undefined) => {
         await waitFor(
-          () => bridge.cacheOf(group, 'Widget')?.get(`${ns}/w1`)?.metadata.resourceVersion === rv && bridge.dirtyKeys === 0,
+          () =>
+            bridge.cacheOf(group, 'Widget')?.get(`${ns}/w1`)?.metadata.resourceVersion === rv && bridge.dirtyKeys === 0,
           10_000,
           50,
         );
@@ -303,7 +304,11 @@ describe('informer bridge: watch events become Temporal signals', () => {
       const killedAt = Date.now();
       await a.exited;
       await widgets.create('after', 1);
-      const got = await waitFor(async () => (await received(t.temporal, widgets.ref('after'))).length >= 1, 30_000, 100);
+      const got = await waitFor(
+        async () => (await received(t.temporal, widgets.ref('after'))).length >= 1,
+        30_000,
+        100,
+      );
       const takeoverMs = Date.now() - killedAt;
       expect(got).toBe(true);
       expect(await b.metric('homeostat_bridge_is_leader')).toBe(1);
