@@ -1,0 +1,95 @@
+/**
+ * The `App` reconciler: ConfigMap, Deployment and Service as owned children, applied by server-side
+ * apply with homeostat's field manager and `force`, so a field changed by hand (say `kubectl scale`)
+ * is taken back on the next pass. The Deployment's pod template carries a hash of the config, so a
+ * config change rolls it.
+ */
+import { createHash } from 'node:crypto';
+import type { V1ConfigMap, V1Deployment, V1Service } from '@kubernetes/client-node';
+import { defineReconciler, type StepContext } from '../define-reconciler';
+import { appPlan } from './plan';
+import { appSpec, type AppSpec } from './schema';
+
+type Ctx = StepContext<AppSpec>;
+
+const labels = (ctx: Ctx): Record<string, string> => ({
+  'app.kubernetes.io/name': ctx.object.name,
+  'app.kubernetes.io/instance': ctx.object.name,
+  'app.kubernetes.io/managed-by': 'homeostat',
+});
+
+const selector = (ctx: Ctx): Record<string, string> => ({
+  'app.kubernetes.io/name': ctx.object.name,
+  'app.kubernetes.io/instance': ctx.object.name,
+});
+
+/** The name of an App's ConfigMap. */
+export const configMapName = (appName: string): string => `${appName}-config`;
+
+/** A stable hash of the config data (sorted keys), put on the pod template to roll on change. */
+export function configHash(config: Readonly<Record<string, string>>): string {
+  const sorted = Object.keys(config)
+    .sort()
+    .map((k) => [k, config[k]]);
+  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 16);
+}
+
+/** The `App` reconciler. */
+export const appReconciler = defineReconciler({
+  plan: appPlan,
+  schema: appSpec,
+  steps: {
+    async config(ctx) {
+      await ctx.children.apply<V1ConfigMap>({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: configMapName(ctx.object.name), labels: labels(ctx) },
+        data: ctx.spec.config,
+      });
+      return { message: `ConfigMap ${configMapName(ctx.object.name)}: ${Object.keys(ctx.spec.config).length} keys` };
+    },
+
+    async deployment(ctx) {
+      const { image, replicas, port, env, config } = ctx.spec;
+      const applied = await ctx.children.apply<V1Deployment>({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: ctx.object.name, labels: labels(ctx) },
+        spec: {
+          replicas,
+          selector: { matchLabels: selector(ctx) },
+          template: {
+            metadata: { labels: labels(ctx), annotations: { 'homeostat.dev/config-hash': configHash(config) } },
+            spec: {
+              containers: [
+                {
+                  name: 'app',
+                  image,
+                  ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+                  env: env.map((e) => ({ name: e.name, value: e.value })),
+                  volumeMounts: [{ name: 'config', mountPath: '/etc/app', readOnly: true }],
+                },
+              ],
+              volumes: [{ name: 'config', configMap: { name: configMapName(ctx.object.name) } }],
+            },
+          },
+        },
+      });
+      const ready = applied.status?.readyReplicas ?? 0;
+      return { message: `Deployment ${ctx.object.name}: ${replicas} replicas of ${image} (${ready} ready)` };
+    },
+
+    async service(ctx) {
+      await ctx.children.apply<V1Service>({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: ctx.object.name, labels: labels(ctx) },
+        spec: {
+          selector: selector(ctx),
+          ports: [{ name: 'http', port: ctx.spec.port, targetPort: 'http', protocol: 'TCP' }],
+        },
+      });
+      return { message: `Service ${ctx.object.name}: port ${ctx.spec.port}` };
+    },
+  },
+});

@@ -1,0 +1,35 @@
+/** The `App` spec: what to run, how many, on which port, with which environment and config data. */
+import { z } from 'zod';
+
+/** The spec schema of `App`. */
+export const appSpec = z.object({
+  /** Container image, e.g. `registry.spr.com/pony-spawner:v2.1.0`. */
+  image: z
+    .string()
+    .min(1)
+    .max(512)
+    .regex(/^[^\s]+$/, 'image must not contain whitespace'),
+  /** @default 1 */
+  replicas: z.number().int().min(0).max(1000).default(1),
+  /** The container port, also the Service's port. @default 8080 */
+  port: z.number().int().min(1).max(65535).default(8080),
+  /** Environment variables of the container. */
+  env: z
+    .array(
+      z.object({
+        name: z
+          .string()
+          .min(1)
+          .max(256)
+          .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/),
+        value: z.string().max(32768).default(''),
+      }),
+    )
+    .max(100)
+    .default([]),
+  /** Config data, written to the ConfigMap `<name>-config` and mounted at `/etc/app`. */
+  config: z.record(z.string().regex(/^[-._a-zA-Z0-9]+$/), z.string()).default({}),
+});
+
+/** A parsed `App` spec. */
+export type AppSpec = z.output<typeof appSpec>;

@@ -1,0 +1,125 @@
+/**
+ * The `PostgresDatabase` spec. Patterns, bounds, enums and defaults go into the CRD; the `refine`
+ * rules (PostgreSQL's identifier rules) are checked by homeostat and surface as phase `Invalid`.
+ */
+import { z } from 'zod';
+
+/** PostgreSQL keywords that cannot be used unquoted as names; homeostat refuses them outright. */
+const reserved = new Set([
+  'all',
+  'analyse',
+  'analyze',
+  'and',
+  'any',
+  'array',
+  'as',
+  'asc',
+  'both',
+  'case',
+  'cast',
+  'check',
+  'collate',
+  'column',
+  'constraint',
+  'create',
+  'default',
+  'desc',
+  'distinct',
+  'do',
+  'else',
+  'end',
+  'except',
+  'false',
+  'for',
+  'foreign',
+  'from',
+  'grant',
+  'group',
+  'having',
+  'in',
+  'into',
+  'leading',
+  'limit',
+  'not',
+  'null',
+  'offset',
+  'on',
+  'only',
+  'or',
+  'order',
+  'primary',
+  'public',
+  'references',
+  'select',
+  'table',
+  'then',
+  'to',
+  'true',
+  'union',
+  'unique',
+  'user',
+  'using',
+  'when',
+  'where',
+  'with',
+  'postgres',
+  'template0',
+  'template1',
+]);
+
+/** A PostgreSQL identifier homeostat manages: lowercase, at most 63 bytes, not reserved. */
+function pgIdentifier(what: string) {
+  return z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[a-z0-9_-]+$/, `${what} may contain lowercase letters, digits, '_' and '-'`)
+    .refine((s) => /^[a-z_]/.test(s), {
+      message: `${what} must start with a letter or '_' (PostgreSQL identifier rules)`,
+    })
+    .refine((s) => Buffer.byteLength(s) <= 63, {
+      message: `${what} must be at most 63 bytes (PostgreSQL truncates longer names)`,
+    })
+    .refine((s) => !reserved.has(s), { message: `${what} must not be a reserved word or a system name` })
+    .refine((s) => !s.startsWith('pg_'), {
+      message: `${what} must not start with 'pg_' (reserved for system objects)`,
+    });
+}
+
+/** The spec schema of `PostgresDatabase`. */
+export const postgresDatabaseSpec = z.object({
+  /** The PostgreSQL server: a Secret in the object's namespace holding an admin connection URL. */
+  serverSecretRef: z.object({
+    name: z.string().min(1).max(253),
+    /** @default 'url' */
+    key: z.string().min(1).max(253).default('url'),
+  }),
+  /** The database to create. */
+  databaseName: pgIdentifier('databaseName'),
+  /** The role that owns the database; its password is generated and kept in the connection Secret. */
+  ownerRole: pgIdentifier('ownerRole'),
+  /** `-1` for no limit. @default -1 */
+  connectionLimit: z.number().int().min(-1).max(10000).default(-1),
+  /** Extensions created in the database (they must be available on the server). */
+  extensions: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .max(128)
+        .regex(/^[a-zA-Z0-9_-]+$/)
+        .refine((s) => /^[a-z_][a-z0-9_-]*$/.test(s), {
+          message: 'extension names are lowercase and start with a letter or _',
+        })
+        .refine((s) => Buffer.byteLength(s) <= 63, { message: 'extension names are at most 63 bytes' }),
+    )
+    .max(32)
+    .default([]),
+  /** What deletion does: `Retain` keeps database and role, `Delete` drops them. @default 'Retain' */
+  deletionPolicy: z.enum(['Retain', 'Delete']).default('Retain'),
+  /** Name of the connection Secret this object owns. @default `<metadata.name>-connection` */
+  connectionSecretName: z.string().min(1).max(253).optional(),
+});
+
+/** A parsed `PostgresDatabase` spec. */
+export type PostgresDatabaseSpec = z.output<typeof postgresDatabaseSpec>;
