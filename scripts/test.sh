@@ -8,7 +8,7 @@ bash scripts/ensure-deps.sh
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 step "lint"; npx eslint .
-step "format check"; npx prettier --check . >/dev/null && echo "formatting ok"
+step "format check"; npx prettier --check --log-level warn .; echo "formatting ok"
 step "typecheck"; npx tsc --noEmit -p .
 step "tests (unit and integration, against real servers)"
 mkdir -p test-artifacts

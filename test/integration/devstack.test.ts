@@ -45,16 +45,30 @@ describe('devstack: the real local control plane', () => {
       await sleep(100);
     }
 
+    // Established can precede the moment the new resource is served: list until it answers, then
+    // watch from the list's resourceVersion so no event is missed.
+    const ref = { group, version: 'v1', namespace: t.namespace, plural };
+    let resourceVersion = '';
+    for (let i = 0; !resourceVersion; i++) {
+      try {
+        const list = (await t.custom.listNamespacedCustomObject(ref)) as { metadata?: { resourceVersion?: string } };
+        resourceVersion = list.metadata?.resourceVersion ?? '';
+      } catch (err) {
+        if (i > 100) throw err;
+        await sleep(100);
+      }
+    }
     const events: { type: string; size: number | undefined }[] = [];
+    let watchError: unknown;
+    let stopped = false;
     const watch = new k8s.Watch(t.kc);
     const controller = await watch.watch(
       `/apis/${group}/v1/namespaces/${t.namespace}/${plural}`,
-      {},
+      { resourceVersion },
       (type, obj: { spec?: { size?: number } }) => events.push({ type, size: obj.spec?.size }),
-      () => {},
+      (err: unknown) => (watchError ??= stopped ? undefined : err),
     );
     try {
-      const ref = { group, version: 'v1', namespace: t.namespace, plural };
       await t.custom.createNamespacedCustomObject({
         ...ref,
         body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } },
@@ -64,10 +78,12 @@ describe('devstack: the real local control plane', () => {
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
       );
       await t.custom.deleteNamespacedCustomObject({ ...ref, name: 'w1' });
-      for (let i = 0; i < 100 && events.length < 3; i++) await sleep(100);
+      for (let i = 0; i < 300 && events.length < 3 && !watchError; i++) await sleep(100);
     } finally {
+      stopped = true;
       controller.abort();
     }
+    expect(watchError).toBeUndefined();
     expect(events).toEqual([
       { type: 'ADDED', size: 1 },
       { type: 'MODIFIED', size: 2 },
