@@ -237,7 +237,8 @@ describe('informer bridge: watch events become Temporal signals', () => {
     const children: BridgeProcess[] = [];
     afterEach(async () => {
       for (const c of children.splice(0)) {
-        if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+        c.kill('SIGKILL');
+        c.child.kill('SIGKILL');
         await c.exited;
       }
     });
@@ -273,7 +274,7 @@ describe('informer bridge: watch events become Temporal signals', () => {
           const bytes = await bridge.metric('homeostat_bridge_cache_bytes');
           process.stderr.write(`[figures] cache estimate: ${(bytes / n).toFixed(0)} bytes per object (trimmed JSON)\n`);
         }
-        bridge.child.kill('SIGTERM');
+        bridge.kill('SIGTERM');
         expect(await bridge.exited).toBe(0);
       }
       for (const name of ['c0', `c${n - 1}`]) expect(await workflowExists(t.temporal, widgets.ref(name))).toBe(false);
@@ -300,7 +301,7 @@ describe('informer bridge: watch events become Temporal signals', () => {
       expect(await a.metric('homeostat_bridge_signals_sent_total')).toBe(1);
       expect(await b.metric('homeostat_bridge_signals_sent_total')).toBe(0);
 
-      a.child.kill('SIGKILL');
+      a.kill('SIGKILL');
       const killedAt = Date.now();
       await a.exited;
       await widgets.create('after', 1);

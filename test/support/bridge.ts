@@ -185,17 +185,30 @@ export async function workflowExists(temporal: Client, ref: ObjectRef): Promise<
   }
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A bridge replica running as a child process. */
 export interface BridgeProcess {
   readonly child: ChildProcess;
+  /** The bridge's own process ID (as it logs it; a loader may sit between the child and the bridge). */
+  readonly pid: number;
   readonly port: number;
+  /** Sends `signal` to the bridge process itself. */
+  kill(signal: NodeJS.Signals): void;
   /** Every stdout line so far (pino JSON). */
   readonly lines: string[];
   /** A metric's value summed over its label sets (0 when absent). */
   metric(name: string, labels?: Record<string, string>): Promise<number>;
   /** Whether `/readyz` answers 200. */
   ready(): Promise<boolean>;
-  /** Resolves with the exit code when the process ends. */
+  /** Resolves with the child's exit code once both the child and the bridge process are gone. */
   readonly exited: Promise<number | null>;
 }
 
@@ -212,8 +225,8 @@ export async function spawnBridge(env: Record<string, string>): Promise<BridgePr
   const lines: string[] = [];
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
+  const childExited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const { port, pid } = await new Promise<{ port: number; pid: number }>((resolve, reject) => {
     let buffer = '';
     child.stdout.on('data', (c: Buffer) => {
       buffer += c.toString();
@@ -222,15 +235,23 @@ export async function spawnBridge(env: Record<string, string>): Promise<BridgePr
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
         lines.push(line);
-        if (line.includes('"http listening"')) resolve((JSON.parse(line) as { port: number }).port);
+        if (line.includes('"http listening"')) resolve(JSON.parse(line) as { port: number; pid: number });
       }
     });
-    void exited.then((code) => reject(new Error(`bridge exited early (${code}): ${stderr}`)));
+    void childExited.then((code) => reject(new Error(`bridge exited early (${code}): ${stderr}`)));
+  });
+  const exited = childExited.then(async (code) => {
+    for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
+    return code;
   });
   const metricsText = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   return {
     child,
+    pid,
     port,
+    kill(signal) {
+      if (alive(pid)) process.kill(pid, signal);
+    },
     lines,
     exited,
     async metric(name, labels = {}) {

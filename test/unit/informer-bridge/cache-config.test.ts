@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { ObjectCache, lastAppliedAnnotation, parseBridgeConfig, trimObject } from '../../../informer-bridge';
 
 describe('cache', () => {
@@ -47,5 +49,62 @@ describe('config', () => {
       parseBridgeConfig({ HOMEOSTAT_BRIDGE_RESOURCES: '[{"kind":"App"}]', HOMEOSTAT_BRIDGE_PORT: 'x' }),
     ).toThrow(/HOMEOSTAT_BRIDGE_RESOURCES\.0\.group[\s\S]*HOMEOSTAT_BRIDGE_PORT/);
     expect(() => parseBridgeConfig({ HOMEOSTAT_BRIDGE_RESOURCES: 'not json' })).toThrow(/not JSON/);
+  });
+});
+
+describe('cache memory', () => {
+  it('given 10,000 cached objects shaped like listed custom resources, the measured heap per object is reported and small', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const make = (i: number) =>
+      JSON.parse(
+        JSON.stringify({
+          apiVersion: 'homeostat.dev/v1alpha1',
+          kind: 'App',
+          metadata: {
+            name: `pony-spawner-${i}`,
+            namespace: 'pony-prod',
+            uid: `5f0c6c52-2d7e-4c4b-9d1a-${String(i).padStart(12, '0')}`,
+            resourceVersion: String(100000 + i),
+            generation: 3,
+            creationTimestamp: '2026-12-02T10:00:00Z',
+            labels: { app: 'pony-spawner', tier: 'gold' },
+            annotations: { [lastAppliedAnnotation]: '{"apiVersion":"homeostat.dev/v1alpha1","kind":"App","spec":{}}' },
+            finalizers: ['homeostat.dev/finalizer'],
+            managedFields: [
+              {
+                manager: 'kubectl',
+                operation: 'Apply',
+                apiVersion: 'homeostat.dev/v1alpha1',
+                fieldsType: 'FieldsV1',
+                fieldsV1: { 'f:spec': { 'f:image': {}, 'f:replicas': {} } },
+              },
+              {
+                manager: 'homeostat',
+                operation: 'Update',
+                subresource: 'status',
+                fieldsType: 'FieldsV1',
+                fieldsV1: { 'f:status': { 'f:phase': {}, 'f:observedGeneration': {} } },
+              },
+            ],
+          },
+          spec: { image: 'registry.spr.com/pony-spawner:v2.1.0', replicas: 3 },
+          status: { observedGeneration: 3, phase: 'Ready' },
+        }),
+      ) as Parameters<ObjectCache['put']>[0];
+    const n = 10_000;
+    const cache = new ObjectCache();
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < n; i++) cache.put(make(i));
+    gc();
+    const perObject = (process.memoryUsage().heapUsed - before) / n;
+    process.stderr.write(
+      `[figures] cache memory: ${perObject.toFixed(0)} bytes of heap per cached object (measured, ${n} objects); ` +
+        `estimate ${(cache.estimatedBytes / n).toFixed(0)} bytes\n`,
+    );
+    expect(cache.size).toBe(n);
+    expect(perObject).toBeGreaterThan(0);
+    expect(perObject).toBeLessThan(4096);
   });
 });
