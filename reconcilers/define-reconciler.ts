@@ -121,7 +121,9 @@ function structural(node: unknown): unknown {
 
 /**
  * The CustomResourceDefinition of a reconciler's resource, with the zod schema as the `spec` schema
- * and a status subresource.
+ * and a status subresource. The result uses the API's JSON field names (for YAML and kubectl); pass
+ * it through `k8s.loadYaml(JSON.stringify(crd))` before handing it to the typed client, whose
+ * serializer drops names such as `x-kubernetes-preserve-unknown-fields` otherwise.
  */
 export function crdFor(reconciler: Pick<Reconciler, 'plan' | 'schema'>): {
   apiVersion: string;

@@ -3,7 +3,9 @@
  * bundle, see `builtin-plans.ts`), a zod spec schema and step implementations (activities), joined
  * by {@link defineReconciler}.
  */
+import { appReconciler } from './app/reconciler';
 import type { Reconciler } from './define-reconciler';
+import { postgresDatabaseReconciler } from './postgres-database/reconciler';
 
 export { crdFor, defineReconciler } from './define-reconciler';
 export type {
@@ -18,6 +20,9 @@ export type {
 export { definePlan, executionLayers, findPlan, planRegistry, runnableSteps, stepActivityType } from './plan';
 export type { Duration, PlanRegistry, ReconcilerPlan, StepPlan, StepRetry } from './plan';
 export { builtinPlans } from './builtin-plans';
+export { builtinCrds } from './builtin-crds';
+export { customResourceDefinition, structuralSchema, type CrdOptions } from './crd';
+export { watchedResourcesFor } from './watched-resources';
 
 /** The built-in reconcilers a production worker registers (their plans are in `builtinPlans`). */
-export const builtinReconcilers: readonly Reconciler<any>[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
+export const builtinReconcilers: readonly Reconciler<any>[] = [postgresDatabaseReconciler, appReconciler]; // eslint-disable-line @typescript-eslint/no-explicit-any

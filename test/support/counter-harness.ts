@@ -1,0 +1,289 @@
+/**
+ * Helpers for tests of the object workflow with the test reconcilers (`test/fixtures/counter`):
+ * installing their CRDs, creating and changing objects, sending reconcile requests the way the
+ * informer bridge does, waiting for conditions, and reading histories (events and actions per pass).
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { Pool } from 'pg';
+import { crdFor } from '../../reconcilers/define-reconciler';
+import { counterGroup, counterPlan, driftCounterPlan } from '../fixtures/counter/plan';
+import { counterSpec } from '../fixtures/counter/reconciler';
+import {
+  objectWorkflowStartOptions,
+  reconcileRequestedSignal,
+  type ObjectRef,
+  type ReconcileReason,
+  type ObjectState,
+  stateQuery,
+} from '../../workflows/definitions';
+import type { TestStack } from './harness';
+
+const EventType = temporal.api.enums.v1.EventType;
+
+/** A custom object as the tests read it. */
+export interface CounterObject {
+  apiVersion: string;
+  kind: string;
+  metadata: k8s.V1ObjectMeta;
+  spec: Record<string, unknown>;
+  status?: {
+    observedGeneration?: number;
+    phase?: string;
+    conditions?: {
+      type: string;
+      status: string;
+      reason: string;
+      message: string;
+      observedGeneration?: number;
+      lastTransitionTime?: string;
+    }[];
+  };
+}
+
+/** Installs the CRDs of the test reconcilers (idempotent) and waits until they are established. */
+export async function installCounterCrds(t: TestStack): Promise<void> {
+  for (const plan of [counterPlan, driftCounterPlan]) {
+    const crd = crdFor({ plan, schema: counterSpec });
+    try {
+      // loadYaml maps the API's JSON names (x-kubernetes-…) to the client's model names.
+      await t.apiext.createCustomResourceDefinition({
+        body: k8s.loadYaml<k8s.V1CustomResourceDefinition>(JSON.stringify(crd)),
+      });
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409) throw err;
+    }
+    await waitFor(async () => {
+      const got = await t.apiext.readCustomResourceDefinition({ name: crd.metadata.name });
+      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') || undefined;
+    }, 30_000);
+  }
+}
+
+/** Polls `fn` until it returns something other than `undefined`/`false`. */
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 100,
+  describe?: () => Promise<unknown>,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() > deadline) {
+      const seen = describe ? ` (last seen: ${JSON.stringify(await describe().catch((e: unknown) => String(e)))})` : '';
+      throw new Error(
+        `timed out after ${timeoutMs} ms${lastErr instanceof Error ? `: ${lastErr.message}` : ''}${seen}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Objects of one kind in one namespace. */
+export class Counters {
+  constructor(
+    private readonly t: TestStack,
+    private readonly taskQueue: string,
+    readonly kind: 'Counter' | 'DriftCounter' = 'Counter',
+  ) {}
+
+  private get plural(): string {
+    return this.kind === 'Counter' ? 'counters' : 'driftcounters';
+  }
+
+  ref(name: string): ObjectRef {
+    return { group: counterGroup, version: 'v1', kind: this.kind, namespace: this.t.namespace, name };
+  }
+
+  async create(name: string, spec: Record<string, unknown>): Promise<CounterObject> {
+    return (await this.t.custom.createNamespacedCustomObject({
+      group: counterGroup,
+      version: 'v1',
+      namespace: this.t.namespace,
+      plural: this.plural,
+      body: { apiVersion: `${counterGroup}/v1`, kind: this.kind, metadata: { name }, spec },
+    })) as CounterObject;
+  }
+
+  async get(name: string): Promise<CounterObject | undefined> {
+    try {
+      return (await this.t.custom.getNamespacedCustomObject({
+        group: counterGroup,
+        version: 'v1',
+        namespace: this.t.namespace,
+        plural: this.plural,
+        name,
+      })) as CounterObject;
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async patchSpec(name: string, spec: Record<string, unknown>): Promise<CounterObject> {
+    return (await this.t.custom.patchNamespacedCustomObject(
+      { group: counterGroup, version: 'v1', namespace: this.t.namespace, plural: this.plural, name, body: { spec } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    )) as CounterObject;
+  }
+
+  async delete(name: string): Promise<void> {
+    await this.t.custom.deleteNamespacedCustomObject({
+      group: counterGroup,
+      version: 'v1',
+      namespace: this.t.namespace,
+      plural: this.plural,
+      name,
+    });
+  }
+
+  /** Sends a reconcile request for the object as the informer bridge does (signal-with-start). */
+  async request(obj: CounterObject, reason: ReconcileReason = 'updated'): Promise<WorkflowHandle> {
+    const ref = this.ref(obj.metadata.name!);
+    return this.t.temporal.workflow.signalWithStart('objectWorkflow', {
+      ...objectWorkflowStartOptions(ref, this.taskQueue),
+      signal: reconcileRequestedSignal,
+      signalArgs: [
+        {
+          ref,
+          uid: obj.metadata.uid!,
+          generation: obj.metadata.generation ?? 0,
+          resourceVersion: obj.metadata.resourceVersion ?? '',
+          reason,
+        },
+      ],
+    });
+  }
+
+  handle(name: string): WorkflowHandle {
+    return this.t.temporal.workflow.getHandle(objectWorkflowStartOptions(this.ref(name)).workflowId);
+  }
+
+  async state(name: string): Promise<ObjectState> {
+    return this.handle(name).query(stateQuery);
+  }
+
+  /** Waits until no pass runs and at least `passes` passes finished; returns the state. */
+  async settled(name: string, passes = 1, timeoutMs = 30_000): Promise<ObjectState> {
+    return waitFor(async () => {
+      const s = await this.state(name);
+      return !s.reconciling && s.passes >= passes ? s : undefined;
+    }, timeoutMs);
+  }
+
+  /** Waits until the object's status has `phase` (and `observedGeneration`, when given). */
+  async waitForPhase(name: string, phase: string, generation?: number, timeoutMs = 30_000): Promise<CounterObject> {
+    return waitFor(
+      async () => {
+        const obj = await this.get(name);
+        return obj?.status?.phase === phase &&
+          (generation === undefined || obj.status.observedGeneration === generation)
+          ? obj
+          : undefined;
+      },
+      timeoutMs,
+      100,
+      async () => ({ status: (await this.get(name))?.status, state: await this.state(name).catch(String) }),
+    );
+  }
+}
+
+/** Step runs and effects recorded by the test reconcilers for one object. */
+export async function stepRuns(
+  pool: Pool,
+  uid: string,
+): Promise<
+  {
+    step: string;
+    generation: number;
+    attempt: number;
+    worker: number;
+    started: number;
+    finished: number | null;
+    outcome: string | null;
+  }[]
+> {
+  const res = await pool.query<{
+    step: string;
+    generation: number;
+    attempt: number;
+    worker: number;
+    started: string;
+    finished: string | null;
+    outcome: string | null;
+  }>(
+    `SELECT step, generation, attempt, worker, extract(epoch from started_at) * 1000 AS started,
+            extract(epoch from finished_at) * 1000 AS finished, outcome
+     FROM step_runs WHERE uid = $1 ORDER BY id`,
+    [uid],
+  );
+  return res.rows.map((r) => ({
+    ...r,
+    started: Number(r.started),
+    finished: r.finished === null ? null : Number(r.finished),
+  }));
+}
+
+/** Effects recorded for one object: `step@generation` → times. */
+export async function stepEffects(pool: Pool, uid: string): Promise<Record<string, number>> {
+  const res = await pool.query<{ step: string; generation: number; times: number }>(
+    'SELECT step, generation, times FROM step_effects WHERE uid = $1',
+    [uid],
+  );
+  return Object.fromEntries(res.rows.map((r) => [`${r.step}@${r.generation}`, r.times]));
+}
+
+/** Counts of one history: events, and the billable actions Temporal Cloud would charge. */
+export interface HistoryCost {
+  events: number;
+  actions: number;
+  byType: Record<string, number>;
+}
+
+/**
+ * Counts events and actions of a history. Actions follow Temporal Cloud's pricing: workflow started
+ * (including continue-as-new), signals, activity attempts (scheduled + retries), timers, search
+ * attribute upserts, accepted updates, queries are free, side effects/markers.
+ */
+export function historyCost(history: temporal.api.history.v1.IHistory): HistoryCost {
+  const byType: Record<string, number> = {};
+  let actions = 0;
+  for (const e of history.events ?? []) {
+    const name = EventType[e.eventType ?? 0] ?? String(e.eventType);
+    byType[name] = (byType[name] ?? 0) + 1;
+    switch (e.eventType) {
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+      case EventType.EVENT_TYPE_TIMER_STARTED:
+      case EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+      case EventType.EVENT_TYPE_MARKER_RECORDED:
+        actions += 1;
+        break;
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+        // One action per attempt: the started event records the attempt that completed or failed.
+        actions += e.activityTaskStartedEventAttributes?.attempt ?? 1;
+        break;
+      default:
+        break;
+    }
+  }
+  return { events: history.events?.length ?? 0, actions, byType };
+}
+
+/** The run IDs of a workflow ID, oldest first. */
+export async function runsOf(client: Client, workflowId: string): Promise<string[]> {
+  const runs: { runId: string; start: number }[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    runs.push({ runId: wf.runId, start: wf.startTime.getTime() });
+  }
+  return runs.sort((a, b) => a.start - b.start).map((r) => r.runId);
+}

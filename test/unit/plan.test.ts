@@ -1,0 +1,55 @@
+import {
+  definePlan,
+  durationMs,
+  executionLayers,
+  PlanError,
+  runnableSteps,
+  stepActivityType,
+} from '../../reconcilers/plan';
+import { counterPlan } from '../fixtures/counter/plan';
+
+const base = { group: 'g.dev', version: 'v1', kind: 'Thing', plural: 'things', scope: 'Namespaced' } as const;
+
+describe('reconciler plans', () => {
+  it('given the test plan, it orders steps in layers: prepare and audit first, publish after prepare', () => {
+    expect(executionLayers(counterPlan.steps)).toEqual([['prepare', 'audit'], ['publish']]);
+  });
+
+  it('given step states, it starts steps whose dependencies succeeded and skips those whose dependency failed', () => {
+    expect(runnableSteps(counterPlan.steps, {})).toEqual({ start: ['prepare', 'audit'], skip: [] });
+    expect(runnableSteps(counterPlan.steps, { prepare: 'running', audit: 'running' })).toEqual({ start: [], skip: [] });
+    expect(runnableSteps(counterPlan.steps, { prepare: 'succeeded', audit: 'running' })).toEqual({
+      start: ['publish'],
+      skip: [],
+    });
+    expect(runnableSteps(counterPlan.steps, { prepare: 'failed', audit: 'succeeded' })).toEqual({
+      start: [],
+      skip: ['publish'],
+    });
+  });
+
+  it('given a cycle, an unknown dependency, a duplicate or a non-kebab name, definePlan rejects the plan', () => {
+    const cyc = [
+      { name: 'a', dependsOn: ['b'] },
+      { name: 'b', dependsOn: ['a'] },
+    ];
+    expect(() => definePlan({ ...base, steps: cyc })).toThrow(/cycle/);
+    expect(() => definePlan({ ...base, steps: [{ name: 'a', dependsOn: ['zz'] }] })).toThrow(/unknown step zz/);
+    expect(() => definePlan({ ...base, steps: [{ name: 'a' }], cleanup: [{ name: 'a' }] })).toThrow(/twice/);
+    expect(() => definePlan({ ...base, steps: [{ name: 'Bad_Name' }] })).toThrow(PlanError);
+  });
+
+  it('given a plan, step activity types are <plural>.<group>/<step>', () => {
+    expect(stepActivityType(counterPlan, 'publish')).toBe('counters.test.homeostat.dev/publish');
+  });
+
+  it('given durations in Temporal formats, durationMs reads them', () => {
+    expect(durationMs('400 milliseconds', 0)).toBe(400);
+    expect(durationMs('2 seconds', 0)).toBe(2000);
+    expect(durationMs('500ms', 0)).toBe(500);
+    expect(durationMs('5m', 0)).toBe(300_000);
+    expect(durationMs('1 hour', 0)).toBe(3_600_000);
+    expect(durationMs(undefined, 7)).toBe(7);
+    expect(() => durationMs('soon', 0)).toThrow(/cannot parse/);
+  });
+});
