@@ -1,0 +1,337 @@
+/**
+ * The built-in reconcilers on real systems: PostgresDatabase against the stack's PostgreSQL and App
+ * against kube-apiserver, with the worker and the informer bridge running (in process), reconciling
+ * the Sparkle Pony Ranch examples in a fresh namespace.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { Client as PgClient } from 'pg';
+import pino from 'pino';
+import { Bridge } from '../../informer-bridge';
+import { builtinPlans, builtinReconcilers, watchedResourcesFor } from '../../reconcilers';
+import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
+import { stateQuery, workflowIdFor } from '../../workflows/definitions';
+import { randomSuffix, useStack } from '../support/harness';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const group = 'homeostat.dev';
+const version = 'v1alpha1';
+
+interface Status {
+  observedGeneration?: number;
+  phase?: string;
+  conditions?: { type: string; status: string; reason: string; message: string }[];
+}
+interface Obj {
+  metadata: { name: string; generation?: number; uid?: string; finalizers?: string[] };
+  spec: Record<string, unknown>;
+  status?: Status;
+}
+
+describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
+  const t = useStack();
+  const log = pino({ level: 'warn' });
+  const taskQueue = `builtin-${randomSuffix()}`;
+  let worker: Worker;
+  let running: Promise<void>;
+  let connection: NativeConnection;
+  let bridge: Bridge;
+  let apps: k8s.AppsV1Api;
+
+  const yaml = (file: string): Record<string, unknown> =>
+    k8s.loadYaml<Record<string, unknown>>(readFileSync(join(__dirname, '../../examples', file), 'utf8'));
+
+  async function get(plural: string, name: string): Promise<Obj> {
+    return (await t.custom.getNamespacedCustomObject({ group, version, namespace: t.namespace, plural, name })) as Obj;
+  }
+
+  async function waitFor(plural: string, name: string, ok: (o: Obj) => boolean, timeoutMs = 90_000): Promise<Obj> {
+    const deadline = Date.now() + timeoutMs;
+    let last: Obj | undefined;
+    while (Date.now() < deadline) {
+      last = await get(plural, name);
+      if (ok(last)) return last;
+      await sleep(250);
+    }
+    throw new Error(
+      `${plural}/${name} did not get there in ${timeoutMs} ms; last status ${JSON.stringify(last?.status)}`,
+    );
+  }
+
+  const readyAt = (generation?: number) => (o: Obj) =>
+    o.status?.phase === 'Ready' && o.status.observedGeneration === (generation ?? o.metadata.generation);
+
+  async function create(plural: string, body: Record<string, unknown>): Promise<Obj> {
+    return (await t.custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: t.namespace,
+      plural,
+      body,
+    })) as Obj;
+  }
+
+  async function patchSpec(plural: string, name: string, spec: Record<string, unknown>): Promise<Obj> {
+    return (await t.custom.patchNamespacedCustomObject(
+      { group, version, namespace: t.namespace, plural, name, body: { spec } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    )) as Obj;
+  }
+
+  async function pg<T>(fn: (c: PgClient) => Promise<T>, url = t.endpoints.postgresUrl): Promise<T> {
+    const c = new PgClient({ connectionString: url });
+    await c.connect();
+    try {
+      return await fn(c);
+    } finally {
+      await c.end();
+    }
+  }
+
+  function dbExample(name: string, spec: Record<string, unknown>): Record<string, unknown> {
+    const example = yaml('20-pony-spawner-db.yaml') as { spec: Record<string, unknown> };
+    return {
+      ...example,
+      metadata: { name, namespace: t.namespace },
+      spec: { ...example.spec, ...spec },
+    };
+  }
+
+  beforeAll(async () => {
+    execFileSync(t.stack.kubectl, [
+      '--kubeconfig',
+      t.endpoints.kubeconfig,
+      'apply',
+      '--server-side',
+      '-k',
+      join(__dirname, '../../deploy/crds'),
+    ]);
+    execFileSync(t.stack.kubectl, [
+      '--kubeconfig',
+      t.endpoints.kubeconfig,
+      'wait',
+      '--for=condition=Established',
+      'crd/apps.homeostat.dev',
+      'crd/postgresdatabases.homeostat.dev',
+    ]);
+    apps = t.kc.makeApiClient(k8s.AppsV1Api);
+    // The ranch's PostgreSQL server Secret, pointing at the stack's real server.
+    await t.core.createNamespacedSecret({
+      namespace: t.namespace,
+      body: { metadata: { name: 'ranch-postgres-admin' }, stringData: { url: t.endpoints.postgresUrl } },
+    });
+    connection = await NativeConnection.connect({ address: t.endpoints.temporalAddress });
+    worker = await createHomeostatWorker({
+      connection,
+      namespace: t.endpoints.temporalNamespace,
+      taskQueue,
+      workflowBundle: await bundleObjectWorkflows(),
+      reconcilers: builtinReconcilers,
+      kc: t.kc,
+      logger: log,
+    });
+    running = worker.run();
+    bridge = new Bridge({
+      kc: t.kc,
+      resources: watchedResourcesFor(Object.values(builtinPlans)),
+      namespace: t.namespace,
+      client: t.temporal,
+      taskQueue,
+      log,
+      leaderElection: false,
+      watchTimeoutSeconds: 30,
+    });
+    bridge.start();
+  });
+
+  afterAll(async () => {
+    await bridge?.stop();
+    worker?.shutdown();
+    await running;
+    await connection?.close();
+  });
+
+  it('given the Sparkle Pony Ranch examples, both reach Ready; the database and role exist and the Secret URL connects', async () => {
+    await create('postgresdatabases', dbExample('pony-spawner-db', {}));
+    await create('apps', {
+      ...yaml('30-pony-spawner-app.yaml'),
+      metadata: { name: 'pony-spawner', namespace: t.namespace },
+    });
+    const db = await waitFor('postgresdatabases', 'pony-spawner-db', readyAt());
+    expect(db.metadata.finalizers).toContain('homeostat.dev/finalizer');
+    expect(db.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    const app = await waitFor('apps', 'pony-spawner', readyAt());
+    expect(app.status?.observedGeneration).toBe(1);
+
+    const found = await pg(async (c) => {
+      const role = await c.query('SELECT rolname FROM pg_roles WHERE rolname = $1', ['pony_spawner']);
+      const database = await c.query<{ owner: string; limit: number }>(
+        'SELECT r.rolname AS owner, d.datconnlimit AS limit FROM pg_database d JOIN pg_roles r ON r.oid = d.datdba WHERE datname = $1',
+        ['pony_spawner'],
+      );
+      return { roles: role.rowCount, database: database.rows[0] };
+    });
+    expect(found).toEqual({ roles: 1, database: { owner: 'pony_spawner', limit: 20 } });
+
+    const secret = await t.core.readNamespacedSecret({ namespace: t.namespace, name: 'pony-spawner-db-connection' });
+    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'PostgresDatabase',
+      name: 'pony-spawner-db',
+      controller: true,
+    });
+    const url = Buffer.from(secret.data?.url ?? '', 'base64').toString();
+    const extensions = await pg(
+      async (c) =>
+        (await c.query<{ extname: string }>('SELECT extname FROM pg_extension ORDER BY 1')).rows.map((r) => r.extname),
+      url,
+    );
+    expect(extensions).toEqual(expect.arrayContaining(['citext', 'pgcrypto']));
+    const who = await pg(
+      async (c) =>
+        (await c.query<{ u: string; d: string }>('SELECT current_user AS u, current_database() AS d')).rows[0],
+      url,
+    );
+    expect(who).toEqual({ u: 'pony_spawner', d: 'pony_spawner' });
+
+    const deployment = await apps.readNamespacedDeployment({ namespace: t.namespace, name: 'pony-spawner' });
+    expect(deployment.spec?.replicas).toBe(3);
+    expect(deployment.spec?.template.spec?.containers[0]?.image).toBe('registry.spr.com/pony-spawner:v2.1.0');
+    await t.core.readNamespacedService({ namespace: t.namespace, name: 'pony-spawner' });
+    const cm = await t.core.readNamespacedConfigMap({ namespace: t.namespace, name: 'pony-spawner-config' });
+    expect(cm.data?.['ponies.yaml']).toContain('sparkle: high');
+  });
+
+  it('given a connection limit changed in the spec, and then by hand in PostgreSQL, both end with the spec value', async () => {
+    const changed = await patchSpec('postgresdatabases', 'pony-spawner-db', { connectionLimit: 7 });
+    await waitFor('postgresdatabases', 'pony-spawner-db', readyAt(changed.metadata.generation));
+    const limit = (): Promise<number | undefined> =>
+      pg(
+        async (c) =>
+          (
+            await c.query<{ l: number }>('SELECT datconnlimit AS l FROM pg_database WHERE datname = $1', [
+              'pony_spawner',
+            ])
+          ).rows[0]?.l,
+      );
+    expect(await limit()).toBe(7);
+    // By hand: the drift check (every minute) puts it back without any Kubernetes event.
+    await pg((c) => c.query('ALTER DATABASE pony_spawner CONNECTION LIMIT 99'));
+    expect(await limit()).toBe(99);
+    const deadline = Date.now() + 150_000;
+    while ((await limit()) !== 7 && Date.now() < deadline) await sleep(1000);
+    expect(await limit()).toBe(7);
+  });
+
+  it('given App children deleted or edited by hand, they are put back; an image change rolls the Deployment', async () => {
+    await apps.deleteNamespacedDeployment({ namespace: t.namespace, name: 'pony-spawner' });
+    let deployment: k8s.V1Deployment | undefined;
+    for (let i = 0; i < 120 && !deployment; i++) {
+      deployment = await apps
+        .readNamespacedDeployment({ namespace: t.namespace, name: 'pony-spawner' })
+        .catch(() => undefined);
+      if (!deployment) await sleep(250);
+    }
+    expect(deployment?.spec?.replicas).toBe(3);
+
+    await apps.patchNamespacedDeploymentScale(
+      { namespace: t.namespace, name: 'pony-spawner', body: { spec: { replicas: 1 } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    let replicas = 1;
+    for (let i = 0; i < 120 && replicas !== 3; i++) {
+      await sleep(250);
+      replicas =
+        (await apps.readNamespacedDeployment({ namespace: t.namespace, name: 'pony-spawner' })).spec?.replicas ?? 0;
+    }
+    expect(replicas).toBe(3);
+
+    const changed = await patchSpec('apps', 'pony-spawner', { image: 'registry.spr.com/pony-spawner:v2.2.0' });
+    await waitFor('apps', 'pony-spawner', readyAt(changed.metadata.generation));
+    const rolled = await apps.readNamespacedDeployment({ namespace: t.namespace, name: 'pony-spawner' });
+    expect(rolled.spec?.template.spec?.containers[0]?.image).toBe('registry.spr.com/pony-spawner:v2.2.0');
+  });
+
+  it('given an extension name PostgreSQL cannot have, the object is Invalid with a clear message and no step runs', async () => {
+    // Passes the CRD schema (pattern ^[a-zA-Z0-9_-]+$) but not the zod refinement (lowercase).
+    await create(
+      'postgresdatabases',
+      dbExample('bad-ext', { databaseName: 'bad_ext', ownerRole: 'bad_ext', extensions: ['PgCrypto'] }),
+    );
+    const obj = await waitFor('postgresdatabases', 'bad-ext', (o) => o.status?.phase === 'Invalid');
+    const ready = obj.status?.conditions?.find((c) => c.type === 'Ready');
+    expect(ready).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+    expect(ready?.message).toMatch(/extension names are lowercase/);
+    await sleep(3000);
+    const state = await t.temporal.workflow
+      .getHandle(workflowIdFor({ group, kind: 'PostgresDatabase', namespace: t.namespace, name: 'bad-ext' }))
+      .query(stateQuery);
+    expect(Object.values(state.steps).every((s) => s.attempts === 0)).toBe(true);
+    const roles = await pg(
+      async (c) => (await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', ['bad_ext'])).rowCount,
+    );
+    expect(roles).toBe(0);
+  });
+
+  it('given PostgreSQL stopped for 30 s during a reconcile, the object is Degraded with a reason, then Ready with no manual step', async () => {
+    await t.stack.stopComponent('postgres');
+    try {
+      const changed = await patchSpec('postgresdatabases', 'pony-spawner-db', { connectionLimit: 11 });
+      const degraded = await waitFor(
+        'postgresdatabases',
+        'pony-spawner-db',
+        (o) => o.status?.phase === 'Degraded',
+        60_000,
+      );
+      const cond = degraded.status?.conditions?.find((c) => c.type === 'Degraded');
+      expect(cond?.status).toBe('True');
+      expect(cond?.message).toMatch(/PostgreSQL unreachable/);
+      await sleep(30_000);
+      await t.stack.startComponent('postgres');
+      await waitFor('postgresdatabases', 'pony-spawner-db', readyAt(changed.metadata.generation), 120_000);
+    } finally {
+      await t.stack.startComponent('postgres');
+    }
+  });
+
+  it('given deletionPolicy Delete, deletion drops database and role and removes the finalizer; Retain keeps them', async () => {
+    await create(
+      'postgresdatabases',
+      dbExample('doomed', { databaseName: 'doomed', ownerRole: 'doomed', deletionPolicy: 'Delete', extensions: [] }),
+    );
+    await create(
+      'postgresdatabases',
+      dbExample('kept', { databaseName: 'kept', ownerRole: 'kept', deletionPolicy: 'Retain', extensions: [] }),
+    );
+    await waitFor('postgresdatabases', 'doomed', readyAt());
+    await waitFor('postgresdatabases', 'kept', readyAt());
+    for (const name of ['doomed', 'kept']) {
+      await t.custom.deleteNamespacedCustomObject({
+        group,
+        version,
+        namespace: t.namespace,
+        plural: 'postgresdatabases',
+        name,
+      });
+    }
+    for (const name of ['doomed', 'kept']) {
+      let gone = false;
+      for (let i = 0; i < 240 && !gone; i++) {
+        gone = await get('postgresdatabases', name).then(
+          () => false,
+          () => true,
+        );
+        if (!gone) await sleep(250);
+      }
+      expect(gone).toBe(true);
+    }
+    const exists = (sql: string, name: string): Promise<number | null> =>
+      pg(async (c) => (await c.query(sql, [name])).rowCount);
+    expect(await exists('SELECT 1 FROM pg_database WHERE datname = $1', 'doomed')).toBe(0);
+    expect(await exists('SELECT 1 FROM pg_roles WHERE rolname = $1', 'doomed')).toBe(0);
+    expect(await exists('SELECT 1 FROM pg_database WHERE datname = $1', 'kept')).toBe(1);
+    expect(await exists('SELECT 1 FROM pg_roles WHERE rolname = $1', 'kept')).toBe(1);
+  });
+});
