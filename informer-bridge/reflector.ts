@@ -132,7 +132,7 @@ export class Reflector {
       if (needList) {
         try {
           this.opts.handler.onList?.(needList);
-          await this.list(needList === 'initial' && !this.hasSynced);
+          await this.list(!this.hasSynced);
           needList = undefined;
         } catch (err) {
           if (this.stopped) return;
@@ -176,7 +176,9 @@ export class Reflector {
     const items: KubeObject[] = [];
     let token: string | undefined;
     let resourceVersion = '';
+    let pages = 0;
     do {
+      pages++;
       const res = await kubeRequest<ListResponse & WatchStatus>(kc, path, {
         query: { limit: this.opts.pageSize ?? 500, continue: token, labelSelector },
         timeoutMs: this.opts.listTimeoutMs ?? 60_000,
@@ -211,7 +213,7 @@ export class Reflector {
       this.opts.handler.onEvent({ type: 'deleted', object: previous, previous, replay: false });
     }
     this.lastResourceVersion = resourceVersion;
-    this.opts.log.info({ objects: items.length, resourceVersion, initial }, 'listed');
+    this.opts.log.info({ objects: items.length, pages, resourceVersion, initial }, 'listed');
     if (!this.hasSynced) {
       this.hasSynced = true;
       this.opts.handler.onSynced?.();

@@ -233,6 +233,40 @@ describe('informer bridge: watch events become Temporal signals', () => {
     }
   });
 
+  it('given a label selector (a shard), it lists, watches and signals only matching objects', async () => {
+    const ns = await newNamespace();
+    const widgets = new Widgets(t.custom, group, ns);
+    await widgets.create('old-a', 1, { shard: 'a' }); // listed before start, behind (no status): resync
+    await widgets.create('old-b', 1, { shard: 'b' });
+    const bridge = new Bridge({
+      kc: t.kc,
+      resources: [widget],
+      namespace: ns,
+      labelSelector: 'shard=a',
+      client: t.temporal,
+      taskQueue,
+      log,
+      leaderElection: false,
+    });
+    bridge.start();
+    try {
+      await waitFor(() => bridge.ready, 20_000);
+      expect(bridge.cacheOf(group, 'Widget')?.keys()).toEqual([`${ns}/old-a`]);
+      await widgets.create('new-b', 1, { shard: 'b' });
+      await widgets.create('new-a', 1, { shard: 'a' });
+      const seen = async (name: string) => (await received(t.temporal, widgets.ref(name))).map((r) => r.reason);
+      expect(await waitFor(async () => (await seen('new-a')).length === 1, 20_000)).toBe(true);
+      expect(await waitFor(async () => (await seen('old-a')).length === 1, 20_000)).toBe(true);
+      await sleep(1000);
+      expect(await seen('old-a')).toEqual(['resync']);
+      expect(await seen('new-a')).toEqual(['added']);
+      expect(await seen('old-b')).toEqual([]);
+      expect(await seen('new-b')).toEqual([]);
+    } finally {
+      await bridge.stop();
+    }
+  });
+
   describe('replicas as processes', () => {
     const children: BridgeProcess[] = [];
     afterEach(async () => {
@@ -267,6 +301,8 @@ describe('informer bridge: watch events become Temporal signals', () => {
         expect(await waitFor(() => bridge.ready(), 60_000, 100)).toBe(true);
         times.push(Date.now() - started);
         expect(await bridge.metric('homeostat_bridge_cache_objects')).toBe(n);
+        expect(bridge.lines.find((l) => l.includes('"msg":"listed"'))).toContain('"pages":2'); // 500 per page
+        expect((await fetch(`http://127.0.0.1:${bridge.port}/healthz`)).status).toBe(200);
         await sleep(1500);
         expect(await bridge.metric('homeostat_bridge_signals_sent_total')).toBe(0);
         expect(await bridge.metric('homeostat_bridge_dirty_keys')).toBe(0);
@@ -320,6 +356,20 @@ describe('informer bridge: watch events become Temporal signals', () => {
         .readNamespacedLease({ name: 'homeostat-informer-bridge', namespace: ns });
       expect(lease.spec?.holderIdentity).toBe('replica-b');
       expect(lease.spec?.leaseTransitions).toBe(1);
+
+      // A graceful stop (SIGTERM) releases the Lease: a new standby takes over within a retry period or two.
+      const c = await spawnBridge(bridgeEnv(ns, { HOMEOSTAT_BRIDGE_IDENTITY: 'replica-c' }));
+      children.push(c);
+      expect(await waitFor(() => c.ready(), 20_000)).toBe(true);
+      b.kill('SIGTERM');
+      const termAt = Date.now();
+      expect(await b.exited).toBe(0);
+      expect(await waitFor(async () => (await c.metric('homeostat_bridge_is_leader')) === 1, 15_000, 100)).toBe(true);
+      const handoffMs = Date.now() - termAt;
+      process.stderr.write(
+        `[figures] leader stopped gracefully: standby leads after ${handoffMs} ms (Lease released)\n`,
+      );
+      expect(handoffMs).toBeLessThan(8_000);
     });
   });
 });
