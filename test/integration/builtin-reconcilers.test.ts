@@ -3,7 +3,7 @@
  * against kube-apiserver, with the worker and the informer bridge running (in process), reconciling
  * the Sparkle Pony Ranch examples in a fresh namespace.
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -333,5 +333,121 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
     expect(await exists('SELECT 1 FROM pg_roles WHERE rolname = $1', 'doomed')).toBe(0);
     expect(await exists('SELECT 1 FROM pg_database WHERE datname = $1', 'kept')).toBe(1);
     expect(await exists('SELECT 1 FROM pg_roles WHERE rolname = $1', 'kept')).toBe(1);
+  });
+});
+
+describe('PostgresDatabase: a worker killed during role creation', () => {
+  const t = useStack();
+  const log = pino({ level: 'warn' });
+  const taskQueue = `builtin-kill-${randomSuffix()}`;
+  const children: ChildProcess[] = [];
+
+  function startWorker(): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '../../workers/main.ts')], {
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: t.endpoints.temporalAddress,
+        TEMPORAL_NAMESPACE: t.endpoints.temporalNamespace,
+        HOMEOSTAT_TASK_QUEUE: taskQueue,
+        KUBECONFIG: t.endpoints.kubeconfig,
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    children.push(child);
+    return child;
+  }
+
+  afterAll(() => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  });
+
+  it('given SIGKILL while CREATE ROLE runs, after a new worker starts there is exactly one role and the Secret password works', async () => {
+    execFileSync(t.stack.kubectl, [
+      '--kubeconfig',
+      t.endpoints.kubeconfig,
+      'apply',
+      '--server-side',
+      '-k',
+      join(__dirname, '../../deploy/crds'),
+    ]);
+    await t.core.createNamespacedSecret({
+      namespace: t.namespace,
+      body: { metadata: { name: 'ranch-postgres-admin' }, stringData: { url: t.endpoints.postgresUrl } },
+    });
+    const role = `killed_${randomSuffix()}`;
+    // Hold the role's name in an open transaction: the worker's CREATE ROLE then waits on it, so
+    // the kill lands inside the step, deterministically.
+    const blocker = new PgClient({ connectionString: t.endpoints.postgresUrl });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query(`CREATE ROLE ${role}`);
+    const watcher = new PgClient({ connectionString: t.endpoints.postgresUrl });
+    await watcher.connect();
+    const bridge = new Bridge({
+      kc: t.kc,
+      resources: watchedResourcesFor(Object.values(builtinPlans)),
+      namespace: t.namespace,
+      client: t.temporal,
+      taskQueue,
+      log,
+      leaderElection: false,
+    });
+    bridge.start();
+    try {
+      const first = startWorker();
+      await t.custom.createNamespacedCustomObject({
+        group,
+        version,
+        namespace: t.namespace,
+        plural: 'postgresdatabases',
+        body: {
+          apiVersion: `${group}/${version}`,
+          kind: 'PostgresDatabase',
+          metadata: { name: 'killed' },
+          spec: { serverSecretRef: { name: 'ranch-postgres-admin' }, databaseName: role, ownerRole: role },
+        },
+      });
+      let waiting = 0;
+      for (let i = 0; i < 240 && waiting === 0; i++) {
+        await sleep(250);
+        // A separate connection: inside the blocker's transaction pg_stat_activity is a frozen snapshot.
+        const res = await watcher.query(
+          "SELECT 1 FROM pg_stat_activity WHERE query LIKE 'CREATE ROLE%' AND wait_event_type = 'Lock'",
+        );
+        waiting = res.rowCount ?? 0;
+      }
+      expect(waiting).toBe(1);
+      first.kill('SIGKILL');
+      await new Promise((r) => first.once('exit', r));
+      await blocker.query('ROLLBACK');
+      startWorker();
+      // The step's start-to-close timeout (30 s) notices the dead worker; the retry finishes the pass.
+      let obj: Obj | undefined;
+      for (let i = 0; i < 480 && obj?.status?.phase !== 'Ready'; i++) {
+        await sleep(250);
+        obj = (await t.custom.getNamespacedCustomObject({
+          group,
+          version,
+          namespace: t.namespace,
+          plural: 'postgresdatabases',
+          name: 'killed',
+        })) as Obj;
+      }
+      expect(obj?.status?.phase).toBe('Ready');
+      const roles = await blocker.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
+      expect(roles.rowCount).toBe(1);
+      const secret = await t.core.readNamespacedSecret({ namespace: t.namespace, name: 'killed-connection' });
+      const url = Buffer.from(secret.data?.url ?? '', 'base64').toString();
+      const owner = new PgClient({ connectionString: url });
+      await owner.connect();
+      const who = await owner.query<{ u: string }>('SELECT current_user AS u');
+      await owner.end();
+      expect(who.rows[0]?.u).toBe(role);
+    } finally {
+      await blocker.end().catch(() => {});
+      await watcher.end().catch(() => {});
+      await bridge.stop();
+    }
   });
 });
