@@ -1,15 +1,16 @@
 /**
  * Delivery to Temporal: a reconcile request becomes `signalWithStart` of the object's workflow
- * (ID `homeostat/<group>/<kind>/<namespace>/<name>`), which starts the workflow if it is not running.
+ * (ID `homeostat/<group>/<kind>/<namespace>/<name>`), which starts the workflow if it is not running,
+ * with its static summary and search attributes.
  * Requests for one object merge level-based: the newest UID, generation and resourceVersion win.
  */
 import type { Client } from '@temporalio/client';
 import {
+  objectWorkflowStartOptions,
   objectWorkflowType,
   type ReconcileReason,
   type ReconcileRequest,
   reconcileRequestedSignal,
-  workflowIdFor,
 } from '../workflows/definitions';
 
 const reasonRank: Record<ReconcileReason, number> = {
@@ -57,9 +58,9 @@ export function signalDelivery(
   return async (_key, request) => {
     await client.withDeadline(Date.now() + timeoutMs, () =>
       client.workflow.signalWithStart(objectWorkflowType, {
-        workflowId: workflowIdFor(request.ref),
-        taskQueue,
-        args: [{ ref: request.ref }],
+        // ID, start input `{ ref }`, static summary and the object's search attributes (set at start,
+        // so the workflow spends no upsert on them).
+        ...objectWorkflowStartOptions(request.ref, taskQueue),
         signal: reconcileRequestedSignal,
         signalArgs: [request],
       }),

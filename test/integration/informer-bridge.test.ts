@@ -6,6 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import { Bridge, type WatchedResource } from '../../informer-bridge';
+import { staticSummaryFor, workflowIdFor } from '../../workflows/definitions';
 import { randomSuffix, useStack } from '../support/harness';
 import {
   createWidgetCrd,
@@ -138,6 +139,10 @@ describe('informer bridge: watch events become Temporal signals', () => {
       expect(all.every((r) => r.uid === uid)).toBe(true);
       expect(all.every((r) => r.ref.name === 'w1' && r.ref.namespace === ns && r.ref.kind === 'Widget')).toBe(true);
       expect(new Set(all.map((r) => r.resourceVersion)).size).toBe(6);
+      const described = await t.temporal.workflow.getHandle(workflowIdFor(ref)).describe();
+      expect(described.searchAttributes.HomeostatKind).toEqual(['Widget']); // set at start, no upsert needed
+      expect(described.searchAttributes.HomeostatName).toEqual(['w1']);
+      expect(await described.staticSummary()).toBe(staticSummaryFor(ref));
     } finally {
       await bridge.stop();
     }
@@ -264,6 +269,46 @@ describe('informer bridge: watch events become Temporal signals', () => {
       expect(await seen('new-b')).toEqual([]);
     } finally {
       await bridge.stop();
+    }
+  });
+
+  it('given a graceful stop with a signal still waiting, it flushes it before stopping', async () => {
+    const ns = await newNamespace();
+    const widgets = new Widgets(t.custom, group, ns);
+    const bridge = new Bridge({
+      kc: t.kc,
+      resources: [widget],
+      namespace: ns,
+      client: t.temporal,
+      taskQueue,
+      log,
+      leaderElection: false,
+      minSignalIntervalMs: 600_000, // a second signal to the same object would wait ten minutes
+    });
+    bridge.start();
+    let stopped = false;
+    try {
+      await waitFor(() => bridge.ready, 20_000);
+      await widgets.create('flush', 1);
+      const ref = widgets.ref('flush');
+      expect(await waitFor(async () => (await received(t.temporal, ref)).length === 1, 20_000)).toBe(true);
+      const patched = await widgets.patch('flush', { spec: { size: 2 } });
+      await waitFor(
+        () =>
+          bridge.cacheOf(group, 'Widget')?.get(`${ns}/flush`)?.metadata.resourceVersion ===
+          patched.metadata.resourceVersion,
+        10_000,
+        50,
+      );
+      expect(bridge.dirtyKeys).toBe(1); // waiting out the interval
+      expect(await bridge.stop(10_000)).toBe(true);
+      stopped = true;
+      expect((await received(t.temporal, ref)).map((r) => [r.reason, r.generation])).toEqual([
+        ['added', 1],
+        ['updated', 2],
+      ]);
+    } finally {
+      if (!stopped) await bridge.stop();
     }
   });
 
