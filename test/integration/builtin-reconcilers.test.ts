@@ -204,6 +204,21 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
     expect(cm.data?.['ponies.yaml']).toContain('sparkle: high');
   });
 
+  it('given an object that breaks the generated CRD schema, kube-apiserver rejects it with the field at fault', async () => {
+    const err = await create('apps', {
+      apiVersion: `${group}/${version}`,
+      kind: 'App',
+      metadata: { name: 'broken' },
+      spec: { image: 'registry.spr.com/pony-spawner:v2.1.0', replicas: -3, port: 70000 },
+    }).then(
+      () => undefined,
+      (e: unknown) => e as { code?: number; body?: string },
+    );
+    expect(err?.code).toBe(422);
+    expect(err?.body).toMatch(/spec.replicas.*greater than or equal to 0/);
+    expect(err?.body).toMatch(/spec.port.*less than or equal to 65535/);
+  });
+
   it('given a connection limit changed in the spec, and then by hand in PostgreSQL, both end with the spec value', async () => {
     const changed = await patchSpec('postgresdatabases', 'pony-spawner-db', { connectionLimit: 7 });
     await waitFor('postgresdatabases', 'pony-spawner-db', readyAt(changed.metadata.generation));

@@ -1,0 +1,86 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { builtinCrds, customResourceDefinition, structuralSchema } from '../../reconcilers';
+import { renderCrdYaml } from '../../reconcilers/crd-yaml';
+import { pluralOf, watchedResourcesFor } from '../../reconcilers/watched-resources';
+import { appPlan } from '../../reconcilers/app';
+import { postgresDatabasePlan, postgresDatabaseSpec } from '../../reconcilers/postgres-database';
+
+const crdDir = join(__dirname, '../../deploy/crds');
+
+describe('CRDs generated from the zod schemas', () => {
+  it('given the committed deploy/crds, each file equals what npm run crds generates', () => {
+    const generated = builtinCrds();
+    const committed = readdirSync(crdDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+    expect(committed.sort()).toEqual(Object.keys(generated).sort());
+    for (const [file, crd] of Object.entries(generated)) {
+      expect(readFileSync(join(crdDir, file), 'utf8')).toBe(renderCrdYaml(crd));
+    }
+  });
+
+  it('given the PostgresDatabase schema, the CRD states its defaults, enums, bounds and patterns, printer columns and short names', () => {
+    const crd = customResourceDefinition(postgresDatabasePlan, postgresDatabaseSpec, { shortNames: ['pgdb'] }) as any;
+    const version = crd.spec.versions[0];
+    const spec = version.schema.openAPIV3Schema.properties.spec;
+    expect(spec.required).toEqual(['serverSecretRef', 'databaseName', 'ownerRole']);
+    expect(spec.properties.deletionPolicy).toEqual({ type: 'string', enum: ['Retain', 'Delete'], default: 'Retain' });
+    expect(spec.properties.connectionLimit).toMatchObject({
+      type: 'integer',
+      minimum: -1,
+      maximum: 10000,
+      default: -1,
+    });
+    expect(spec.properties.databaseName.pattern).toBe('^[a-z0-9_-]+$');
+    expect(spec.properties.serverSecretRef.properties.key.default).toBe('url');
+    expect(version.subresources).toEqual({ status: {} });
+    expect(version.additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual(['Phase', 'Ready', 'Age']);
+    expect(crd.spec.names.shortNames).toEqual(['pgdb']);
+    expect(JSON.stringify(spec)).not.toMatch(/"\$schema"|propertyNames|"additionalProperties":false/);
+  });
+
+  it('given a record in the schema, additionalProperties keeps typing the map (so the API server does not prune it)', () => {
+    expect(
+      structuralSchema(z.toJSONSchema(z.object({ m: z.record(z.string(), z.string()) }), { target: 'openapi-3.0' })),
+    ).toMatchObject({
+      properties: { m: { type: 'object', additionalProperties: { type: 'string' } } },
+    });
+  });
+});
+
+describe('watched resources of the built-in reconcilers', () => {
+  it('given the plans, the bridge watches each kind once and maps owned kinds to their owners', () => {
+    const resources = watchedResourcesFor([postgresDatabasePlan, appPlan]);
+    const byKind = Object.fromEntries(resources.map((r) => [r.kind, r]));
+    expect(Object.keys(byKind).sort()).toEqual([
+      'App',
+      'ConfigMap',
+      'Deployment',
+      'PostgresDatabase',
+      'Secret',
+      'Service',
+    ]);
+    expect(byKind.Deployment).toMatchObject({
+      group: 'apps',
+      version: 'v1',
+      plural: 'deployments',
+      owners: [{ group: 'homeostat.dev', kind: 'App' }],
+    });
+    expect(byKind.Secret).toMatchObject({
+      group: '',
+      plural: 'secrets',
+      owners: [{ group: 'homeostat.dev', kind: 'PostgresDatabase' }],
+    });
+    expect(byKind.App).toMatchObject({ group: 'homeostat.dev', plural: 'apps', namespaced: true });
+  });
+
+  it("given kinds, their plurals follow Kubernetes' rules", () => {
+    expect(['Ingress', 'NetworkPolicy', 'Service', 'Gateway', 'Box'].map(pluralOf)).toEqual([
+      'ingresses',
+      'networkpolicies',
+      'services',
+      'gateways',
+      'boxes',
+    ]);
+  });
+});
