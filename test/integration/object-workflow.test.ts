@@ -6,7 +6,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { Pool } from 'pg';
 import pino from 'pino';
@@ -23,6 +22,7 @@ import {
   waitFor,
 } from '../support/counter-harness';
 import { randomSuffix, useStack } from '../support/harness';
+import { writeHistory } from '../support/histories';
 
 const workflowsPath = require.resolve('../fixtures/counter-workflows');
 
@@ -68,7 +68,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     const history = await handle.fetchHistory();
     const dir = join(__dirname, '../histories');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${name}.json`), `${historyToJSON(history)}\n`);
+    writeHistory(join(dir, `${name}.json`), history);
   }
 
   it('given a new object, it becomes Ready with correct conditions and observedGeneration, the independent step running in parallel with the first', async () => {
@@ -481,10 +481,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     expect(Math.max(...costs.map((c) => c.events))).toBeLessThan(10_240);
     if (process.env.RECORD_HISTORIES === '1') {
       const history = await t.temporal.workflow.getHandle(workflowId, runIds[4]).fetchHistory();
-      writeFileSync(
-        join(__dirname, '../histories/continue-as-new-carrying-request.json'),
-        `${historyToJSON(history)}\n`,
-      );
+      writeHistory(join(__dirname, '../histories/continue-as-new-carrying-request.json'), history);
     }
   }, 600_000);
 });

@@ -7,12 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Pool } from 'pg';
 import { createCounterTables } from '../fixtures/counter/reconciler';
 import { Counters, installCounterCrds, stepEffects, stepRuns, waitFor } from '../support/counter-harness';
 import { randomSuffix, useStack } from '../support/harness';
+import { writeHistory } from '../support/histories';
 
 describe('objectWorkflow across worker crashes', () => {
   const t = useStack();
@@ -95,7 +95,7 @@ describe('objectWorkflow across worker crashes', () => {
     process.stdout.write(`worker crash: pass finished ${recoveredMs} ms after the new worker started\n`);
     if (process.env.RECORD_HISTORIES === '1') {
       const history = await counters.handle(name).fetchHistory();
-      writeFileSync(join(__dirname, '../histories/worker-killed-mid-step.json'), `${historyToJSON(history)}\n`);
+      writeHistory(join(__dirname, '../histories/worker-killed-mid-step.json'), history);
     }
 
     // Graceful shutdown: SIGTERM drains the worker and the process exits 0.
