@@ -162,6 +162,7 @@ export class Bridge {
         retryPeriodMs: le.retryPeriodMs,
         log: log.child({ component: 'leader-election' }),
         clock: this.clock,
+        random: options.random,
         onStartedLeading: () => this.setLeading(true),
         onStoppedLeading: () => this.setLeading(false),
       });

@@ -8,7 +8,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { kubeRequest } from './kube-http';
-import { type Clock, sleepOn, systemClock } from './types';
+import { type Clock, type Random, sleepOn, systemClock } from './types';
 
 /** Options of {@link LeaderElector}. */
 export interface LeaderElectorOptions {
@@ -30,6 +30,8 @@ export interface LeaderElectorOptions {
   readonly onStoppedLeading: () => void;
   /** @default the system clock */
   readonly clock?: Clock;
+  /** Jitter of the acquire retry period (client-go: 1.2). @default Math.random */
+  readonly random?: Random;
 }
 
 interface LeaseSpec {
@@ -120,7 +122,7 @@ export class LeaderElector {
           this.opts.onStartedLeading();
           continue;
         }
-        await sleepOn(this.clock, this.retryPeriodMs * (1 + 0.2 * Math.random()), signal);
+        await sleepOn(this.clock, this.retryPeriodMs * (1 + 0.2 * (this.opts.random ?? Math.random)()), signal);
         continue;
       }
       await sleepOn(this.clock, this.retryPeriodMs, signal);

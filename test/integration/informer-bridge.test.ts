@@ -46,7 +46,7 @@ describe('informer bridge: watch events become Temporal signals', () => {
     return name;
   }
 
-  function inProcessBridge(namespace: string, resources: WatchedResource[]): Bridge {
+  function inProcessBridge(namespace: string, resources: WatchedResource[], watchTimeoutSeconds = 30): Bridge {
     return new Bridge({
       kc: t.kc,
       resources,
@@ -55,7 +55,7 @@ describe('informer bridge: watch events become Temporal signals', () => {
       taskQueue,
       log,
       leaderElection: false,
-      watchTimeoutSeconds: 30,
+      watchTimeoutSeconds,
     });
   }
 
@@ -75,7 +75,9 @@ describe('informer bridge: watch events become Temporal signals', () => {
   it('given create, spec update, status-only update, label changes, a finalizer and delete, it sends exactly the expected signals with the right reasons', async () => {
     const ns = await newNamespace();
     const widgets = new Widgets(t.custom, group, ns);
-    const bridge = inProcessBridge(ns, [widget]);
+    // Server-side watch timeouts of 1–2 s: the watch ends and resumes from its resourceVersion many
+    // times during the test, which must neither relist nor duplicate or lose a signal.
+    const bridge = inProcessBridge(ns, [widget], 1);
     bridge.start();
     try {
       await waitFor(() => bridge.ready, 20_000);
@@ -139,6 +141,10 @@ describe('informer bridge: watch events become Temporal signals', () => {
       expect(all.every((r) => r.uid === uid)).toBe(true);
       expect(all.every((r) => r.ref.name === 'w1' && r.ref.namespace === ns && r.ref.kind === 'Widget')).toBe(true);
       expect(new Set(all.map((r) => r.resourceVersion)).size).toBe(6);
+      const restarts = (await bridge.metrics.watchRestarts.get()).values.filter((v) => v.labels.reason === 'timeout');
+      expect(restarts.reduce((n, v) => n + v.value, 0)).toBeGreaterThanOrEqual(2);
+      const lists = (await bridge.metrics.relists.get()).values;
+      expect(lists.map((v) => [v.labels.reason, v.value])).toEqual([['initial', 1]]);
       const described = await t.temporal.workflow.getHandle(workflowIdFor(ref)).describe();
       expect(described.searchAttributes.HomeostatKind).toEqual(['Widget']); // set at start, no upsert needed
       expect(described.searchAttributes.HomeostatName).toEqual(['w1']);
