@@ -184,7 +184,15 @@ export function toApplicationFailure(err: unknown, extra: Record<string, unknown
     type: entry.type,
     nonRetryable: !entry.retryable,
     details: [
-      { code: he.code, ...(he.status !== undefined ? { status: he.status } : {}), data: he.details ?? null, ...extra },
+      {
+        code: he.code,
+        ...(he.status !== undefined ? { status: he.status } : {}),
+        // Also in the details: the SDK does not decode nextRetryDelay on the workflow side, and the
+        // workflow's own retry rounds honour Retry-After too.
+        ...(he.retryAfterMs !== undefined ? { retryAfterMs: he.retryAfterMs } : {}),
+        data: he.details ?? null,
+        ...extra,
+      },
     ],
     ...(he.retryAfterMs !== undefined ? { nextRetryDelay: he.retryAfterMs } : {}),
     ...(he.cause instanceof Error ? { cause: he.cause } : {}),

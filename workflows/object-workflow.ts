@@ -64,7 +64,6 @@ interface FailureLike {
   readonly message?: string;
   readonly type?: string;
   readonly nonRetryable?: boolean;
-  readonly nextRetryDelay?: unknown;
   readonly details?: readonly unknown[];
   readonly cause?: FailureLike;
 }
@@ -308,7 +307,7 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
           return { state, terminal: false, superseded: false, result };
         } catch (err) {
           const failure = appFailure(err);
-          const detail = (failure.details?.[0] ?? {}) as { attempt?: number };
+          const detail = (failure.details?.[0] ?? {}) as { attempt?: number; retryAfterMs?: number };
           attempts += detail.attempt ?? (options.retry?.maximumAttempts || 1);
           const message = failure.message ?? String(err);
           lastError = `${step.name}: ${message}`;
@@ -325,7 +324,9 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
             { type: 'Warning', reason: 'StepFailed', note: `${step.name}: ${message}` },
           );
           upsertIfChanged();
-          const retryAfter = typeof failure.nextRetryDelay === 'number' ? failure.nextRetryDelay : undefined;
+          // Retry-After (429/503): the activity puts it in the details as well as in nextRetryDelay,
+          // which only the server's own retries see.
+          const retryAfter = typeof detail.retryAfterMs === 'number' ? detail.retryAfterMs : undefined;
           const delay = retryAfter ?? backoffMs(retry, round);
           nextTimer = { kind: 'retry', at: Date.now() + delay };
           showDetails();

@@ -207,6 +207,24 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     await recordHistory('flaky-step', name);
   });
 
+  it('given a throttled step with Retry-After, the next attempt waits exactly that long (nextRetryDelay), not the backoff', async () => {
+    const name = t.unique('throttled');
+    const obj = await counters.create(name, { message: 'polite pony', throttleMs: 1500 });
+    await counters.request(obj, 'added');
+    await counters.waitForPhase(name, 'Ready', 1);
+    const history = await counters.handle(name).fetchHistory();
+    const timers = history
+      .events!.filter((e) => e.timerStartedEventAttributes)
+      .map((e) => {
+        const d = e.timerStartedEventAttributes!.startToFireTimeout!;
+        return Number(d.seconds ?? 0) * 1000 + Math.round((d.nanos ?? 0) / 1e6);
+      });
+    expect(timers).toEqual([1500]); // the plan's backoff would have been 400 ms
+    const runs = (await stepRuns(pool, obj.metadata.uid!)).filter((r) => r.step === 'publish');
+    expect(runs.map((r) => r.outcome)).toEqual(['publish: HTTP 429 too many requests', 'ok']);
+    expect(runs[1]!.started - runs[0]!.finished!).toBeGreaterThanOrEqual(1500);
+  });
+
   it('given a step that throws a terminal error, it is not retried and the object is Degraded until the spec changes', async () => {
     const name = t.unique('terminal');
     const obj = await counters.create(name, { message: 'stubborn pony', terminal: true });

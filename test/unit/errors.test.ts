@@ -30,6 +30,7 @@ describe('error catalog', () => {
   it('given 429/503 with Retry-After, the failure carries nextRetryDelay and stays retryable', () => {
     const failure = toApplicationFailure(fromKubernetesError(apiError(429, { 'Retry-After': '7' }), 'get'));
     expect(failure).toMatchObject({ type: 'KubernetesThrottled', nonRetryable: false, nextRetryDelay: 7000 });
+    expect(failure.details?.[0]).toMatchObject({ code: 'ERR_K8S_THROTTLED', status: 429, retryAfterMs: 7000 });
     const unavailable = toApplicationFailure(fromKubernetesError(apiError(503, { 'retry-after': '2' }), 'get'));
     expect(unavailable).toMatchObject({ type: 'KubernetesUnavailable', nextRetryDelay: 2000 });
     expect(parseRetryAfter('Wed, 02 Dec 2026 10:00:10 GMT', Date.parse('Wed, 02 Dec 2026 10:00:00 GMT'))).toBe(10_000);
