@@ -1,49 +1,200 @@
 /**
- * The demo on the embedded local stack: starts the real control plane, shows that each server
- * answers, prints where to look and keeps running until Ctrl-C, which stops everything.
- * `--exit-when-ready` stops right after (used by tests and CI).
+ * The demo, the README's first command: the real local stack, homeostat's worker and informer bridge
+ * as their own processes, the CRDs, and the Sparkle Pony Ranch examples reconciled to Ready with live
+ * progress; then where to look, and everything keeps running until Ctrl-C, which stops it all.
+ * `--exit-when-ready` stops right after the examples are Ready (used by tests and CI).
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client as PgClient } from 'pg';
-import { cleanupStaleStacks, startStack, stopStack } from '../devstack';
+import * as k8s from '@kubernetes/client-node';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { cacheDir, cleanupStaleStacks, repoRoot, startStack, stopStack } from '../devstack';
+import { builtinPlans, watchedResourcesFor } from '../reconcilers';
 
 const say = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
+const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)}s`;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/**
+ * The prebuilt workflow bundle, cached by a hash of the code it is built from, so a second demo
+ * starts its worker without webpack.
+ */
+async function workflowBundle(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of [
+    ...sourceFiles(join(repoRoot, 'workflows')),
+    ...sourceFiles(join(repoRoot, 'reconcilers')),
+  ].sort()) {
+    hash.update(relative(repoRoot, file)).update(readFileSync(file));
+  }
+  hash.update(readFileSync(join(repoRoot, 'package-lock.json')));
+  const path = join(cacheDir(), 'workflow-bundles', `${hash.digest('hex').slice(0, 16)}.js`);
+  if (existsSync(path)) return path;
+  const started = Date.now();
+  say('  bundling the workflow code (cached afterwards)…');
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  });
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, code);
+  say(`  workflow bundle built in ${seconds(started)}`);
+  return path;
+}
+
+interface Watched {
+  plural: string;
+  name: string;
+}
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { 'exit-when-ready': { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    options: {
+      'exit-when-ready': { type: 'boolean', default: false },
+      'stack-name': { type: 'string', default: 'demo' },
+    },
+  });
+  const stackName = values['stack-name'] ?? 'demo';
+  const t0 = Date.now();
   await cleanupStaleStacks();
-  await stopStack('demo'); // a demo left by a killed run
-  const started = Date.now();
-  const stack = await startStack({ name: 'demo', progress: (l) => say(`  ${l}`) });
+  await stopStack(stackName); // a demo left behind by a killed run
+  say('starting the local stack (Temporal, etcd + kube-apiserver, PostgreSQL)…');
+  const stack = await startStack({ name: stackName, progress: (l) => say(`  ${l}`) });
   const e = stack.endpoints;
-  say(`\nlocal stack ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
-  say('\nkube-apiserver answers (kubectl get namespaces):');
-  say(execFileSync(stack.kubectl, ['--kubeconfig', e.kubeconfig, 'get', 'namespaces'], { encoding: 'utf8' }).trimEnd());
-  const pg = new PgClient({ connectionString: e.postgresUrl });
-  await pg.connect();
-  const { rows } = await pg.query<{ v: string }>("SELECT current_setting('server_version') AS v");
-  await pg.end();
-  say(`\nPostgreSQL answers: server_version ${rows[0]?.v ?? '?'}`);
-  say('\nwhere to look:');
-  say(`  Temporal UI   ${e.temporalUiUrl}/namespaces/${e.temporalNamespace}/workflows`);
-  say(`  Temporal gRPC ${e.temporalAddress} (namespace ${e.temporalNamespace})`);
-  say(`  kubectl       kubectl --kubeconfig ${e.kubeconfig} get namespaces`);
-  say(`  PostgreSQL    ${e.postgresUrl}`);
-  say(`  env file      ${e.envFile}`);
-  const stop = async (): Promise<void> => {
-    say('\nstopping the local stack…');
+  const children: ChildProcess[] = [];
+  let stopping = false;
+  const stop = async (code: number): Promise<never> => {
+    stopping = true;
+    say('\nstopping worker, bridge and the local stack…');
+    await Promise.all(
+      children.map(async (c) => {
+        if (c.exitCode !== null) return;
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
+        await exited;
+      }),
+    );
     await stack.stop();
     say('stopped');
-    process.exit(0);
+    process.exit(code);
   };
-  if (values['exit-when-ready']) return stop();
-  say('\nrunning; press Ctrl-C to stop everything');
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
-  setInterval(() => {}, 1 << 30);
+  process.once('SIGINT', () => void stop(0));
+  process.once('SIGTERM', () => void stop(0));
+
+  try {
+    const kubectl = (...args: string[]): string =>
+      execFileSync(stack.kubectl, ['--kubeconfig', e.kubeconfig, ...args], { encoding: 'utf8' });
+    kubectl('apply', '--server-side', '-k', join(repoRoot, 'deploy', 'crds'));
+    kubectl('wait', '--for=condition=Established', 'crd/apps.homeostat.dev', 'crd/postgresdatabases.homeostat.dev');
+    say('  CRDs installed (PostgresDatabase, App)');
+
+    const env = {
+      ...process.env,
+      KUBECONFIG: e.kubeconfig,
+      TEMPORAL_ADDRESS: e.temporalAddress,
+      TEMPORAL_NAMESPACE: e.temporalNamespace,
+      HOMEOSTAT_WORKFLOW_BUNDLE: await workflowBundle(),
+      HOMEOSTAT_BRIDGE_RESOURCES: JSON.stringify(watchedResourcesFor(Object.values(builtinPlans))),
+      HOMEOSTAT_BRIDGE_PORT: '0',
+      LOG_LEVEL: 'warn',
+    };
+    for (const [name, entry] of [
+      ['worker', 'workers/main.ts'],
+      ['bridge', 'informer-bridge/main.ts'],
+    ] as const) {
+      const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, entry)], {
+        env,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      child.once('exit', (code) => {
+        if (!stopping) {
+          say(`${name} exited unexpectedly (${code ?? 'signal'})`);
+          void stop(1);
+        }
+      });
+      children.push(child);
+    }
+    say('  worker and informer bridge started');
+
+    // The Sparkle Pony Ranch, with the server Secret pointing at the stack's PostgreSQL.
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(e.kubeconfig);
+    const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+    const examples = readdirSync(join(repoRoot, 'examples'))
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .flatMap((f) => k8s.loadAllYaml(readFileSync(join(repoRoot, 'examples', f), 'utf8')) as k8s.KubernetesObject[]);
+    for (const obj of examples) {
+      if (obj.kind === 'Secret' && obj.metadata?.name === 'ranch-postgres-admin') {
+        (obj as k8s.V1Secret).stringData = { url: e.postgresUrl };
+      }
+      await objects.patch(obj, undefined, undefined, 'homeostat-demo', true, k8s.PatchStrategy.ServerSideApply);
+    }
+    say('  applied examples/ (namespace pony-prod, PostgresDatabase pony-spawner-db, App pony-spawner)\n');
+
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const watched: Watched[] = [
+      { plural: 'postgresdatabases', name: 'pony-spawner-db' },
+      { plural: 'apps', name: 'pony-spawner' },
+    ];
+    const last = new Map<string, string>();
+    const appliedAt = Date.now();
+    for (;;) {
+      let ready = 0;
+      for (const w of watched) {
+        const obj = (await custom
+          .getNamespacedCustomObject({
+            group: 'homeostat.dev',
+            version: 'v1alpha1',
+            namespace: 'pony-prod',
+            plural: w.plural,
+            name: w.name,
+          })
+          .catch(() => undefined)) as
+          { status?: { phase?: string; conditions?: { type: string; message?: string }[] } } | undefined;
+        const phase = obj?.status?.phase ?? 'Pending';
+        const message = obj?.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+        const line = `${phase}${message ? ` — ${message}` : ''}`;
+        if (last.get(w.name) !== line) {
+          last.set(w.name, line);
+          say(`  [${seconds(appliedAt).padStart(6)}] ${`${w.plural}/${w.name}`.padEnd(36)} ${line}`);
+        }
+        if (phase === 'Ready') ready += 1;
+      }
+      if (ready === watched.length) break;
+      if (Date.now() - appliedAt > 180_000) throw new Error('the examples did not become Ready in 3 minutes');
+      await sleep(300);
+    }
+    say(`\nthe Sparkle Pony Ranch is Ready (${seconds(appliedAt)} after apply, ${seconds(t0)} in all)\n`);
+    say(kubectl('get', 'postgresdatabases,apps', '-n', 'pony-prod').trimEnd());
+    say('\nwhere to look:');
+    const query = encodeURIComponent(`HomeostatNamespace="pony-prod"`);
+    say(`  Temporal UI    ${e.temporalUiUrl}/namespaces/${e.temporalNamespace}/workflows?query=${query}`);
+    say(
+      `  kubectl        kubectl --kubeconfig ${e.kubeconfig} get postgresdatabases,apps,deploy,svc,cm,secret -n pony-prod`,
+    );
+    say(`  PostgreSQL     ${e.postgresUrl}`);
+    say(`  env file       ${e.envFile}   (eval "$(npm run -s devstack -- env --name ${stackName})")`);
+    say('  try            kubectl … -n pony-prod scale deploy/pony-spawner --replicas=1   (homeostat puts 3 back)');
+    if (values['exit-when-ready']) return stop(0);
+    say('\nrunning; press Ctrl-C to stop everything');
+    setInterval(() => {}, 1 << 30);
+  } catch (err) {
+    process.stderr.write(`demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    await stop(1);
+  }
 }
 
 main().catch((err: unknown) => {
