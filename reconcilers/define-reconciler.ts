@@ -87,6 +87,35 @@ export interface ReconcilerDefinition<P extends ReconcilerPlan, S extends z.ZodT
 /**
  * Defines a reconciler. The step names of the plan and of the implementations must match: the type
  * checker requires every planned step, and this function rejects implementations that are not planned.
+ *
+ * @example
+ * ```ts
+ * // widget/plan.ts — plain data, also listed in the worker's workflow entry (planRegistry([...]))
+ * export const widgetPlan = definePlan({
+ *   group: 'homeostat.dev', version: 'v1alpha1', kind: 'Widget', plural: 'widgets', scope: 'Namespaced',
+ *   steps: [
+ *     { name: 'config', summary: 'apply the ConfigMap' },
+ *     { name: 'deploy', dependsOn: ['config'], heartbeatTimeout: '10 seconds' },
+ *     { name: 'dns' }, // no dependency: runs in parallel with `config`
+ *   ],
+ *   cleanup: [{ name: 'release-dns' }],
+ *   driftCheckInterval: '10 minutes',
+ * });
+ * // widget/index.ts — the schema and the activities
+ * export const widget = defineReconciler({
+ *   plan: widgetPlan,
+ *   schema: z.object({ replicas: z.number().int().min(0) }),
+ *   steps: {
+ *     config: async ({ children, object, spec }) => {
+ *       await children.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: object.name },
+ *         data: { replicas: String(spec.replicas) } });
+ *     },
+ *     deploy: async ({ heartbeat }) => { heartbeat(); return { requeueAfterMs: 30_000 }; },
+ *     dns: async () => ({ message: 'record up to date' }),
+ *   },
+ *   cleanup: { 'release-dns': async () => {} },
+ * });
+ * ```
  */
 export function defineReconciler<const P extends ReconcilerPlan, S extends z.ZodType>(
   def: ReconcilerDefinition<P, S>,
