@@ -330,9 +330,18 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
           const delay = retryAfter ?? backoffMs(retry, round);
           nextTimer = { kind: 'retry', at: Date.now() + delay };
           showDetails();
-          const superseded = await condition(() => coalescer.supersedes(objUid, generation), delay);
+          // A newer request ends the wait (and the pass); so does a history grown long enough for the
+          // server to suggest continue-as-new, since a step can fail for days.
+          const superseded = await condition(
+            () => coalescer.supersedes(objUid, generation) || workflowInfo().continueAsNewSuggested,
+            delay,
+          );
           nextTimer = undefined;
           if (superseded) {
+            if (!coalescer.peek()) {
+              // Continue-as-new is coming: make sure the next run retries this generation.
+              coalescer.offer({ ref, uid: objUid, generation, resourceVersion: '', reason: 'requeue' });
+            }
             steps[step.name] = { status: 'failed', attempts, message: `superseded after: ${message}` };
             return { state: steps[step.name]!, terminal: false, superseded: true };
           }
