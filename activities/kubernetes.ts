@@ -27,6 +27,18 @@ export interface CustomObject {
 
 const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
+// One generic client per KubeConfig: it caches API discovery, which would otherwise cost a request
+// per apply, delete or Event.
+const objectApis = new WeakMap<k8s.KubeConfig, k8s.KubernetesObjectApi>();
+function objectApiFor(kc: k8s.KubeConfig): k8s.KubernetesObjectApi {
+  let api = objectApis.get(kc);
+  if (!api) {
+    api = k8s.KubernetesObjectApi.makeApiClient(kc);
+    objectApis.set(kc, api);
+  }
+  return api;
+}
+
 /** Reads and patches one reconciled object. */
 export class PrimaryObjects {
   private readonly custom: k8s.CustomObjectsApi;
@@ -93,7 +105,7 @@ export function identityOf(obj: CustomObject): ObjectIdentity {
 
 /** A {@link ChildClient} for one owner: server-side apply with a field manager and an ownerReference. */
 export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldManager: string): ChildClient {
-  const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const objects = objectApiFor(kc);
   const withNamespace = <T extends Pick<k8s.KubernetesObject, 'metadata'>>(child: T): T => ({
     ...child,
     metadata: {
@@ -169,7 +181,7 @@ export async function recordEvent(
   event: EventRecord,
   reporting: { controller: string; instance: string },
 ): Promise<void> {
-  const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const objects = objectApiFor(kc);
   const namespace = regarding.namespace ?? 'default';
   const hash = createHash('sha256').update(`${regarding.uid}/${event.dedupKey}`).digest('hex').slice(0, 12);
   const body = {
