@@ -302,6 +302,43 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     ]);
   });
 
+  it('given an object replaced behind its running workflow (finalizer stripped, deleted, recreated), the workflow starts over with the new UID', async () => {
+    const name = t.unique('swapped');
+    const first = await counters.create(name, { message: 'old pony' });
+    const handle = await counters.request(first, 'added');
+    await counters.waitForPhase(name, 'Ready', 1);
+    const runId = (await handle.describe()).runId;
+    await t.custom.patchNamespacedCustomObject(
+      {
+        group: 'test.homeostat.dev',
+        version: 'v1',
+        namespace: t.namespace,
+        plural: 'counters',
+        name,
+        body: { metadata: { finalizers: null } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await counters.delete(name);
+    await waitFor(async () => (await counters.get(name)) === undefined || undefined);
+    const second = await counters.create(name, { message: 'new pony' });
+    await counters.request(second, 'added');
+    const ready = await waitFor(async () => {
+      const obj = await counters.get(name);
+      return obj?.status?.phase === 'Ready' ? obj : undefined;
+    });
+    expect(ready.metadata.uid).toBe(second.metadata.uid);
+    expect(ready.metadata.finalizers).toContain('homeostat.dev/finalizer');
+    const state = await counters.settled(name, 2);
+    expect(state.uid).toBe(second.metadata.uid);
+    expect((await handle.describe()).runId).toBe(runId); // same run, state reset for the new object
+    expect(Object.keys(await stepEffects(pool, second.metadata.uid!)).sort()).toEqual([
+      'audit@1',
+      'prepare@1',
+      'publish@1',
+    ]);
+  });
+
   it('given reconcileNow, it runs a pass and returns its outcome, which state reports; it rejects another object', async () => {
     const name = t.unique('now');
     const obj = await counters.create(name, { message: 'eager pony' });
