@@ -10,6 +10,12 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 step "lint"; npx eslint .
 step "format check"; npx prettier --check --log-level warn .; echo "formatting ok"
 step "typecheck"; npx tsc --noEmit -p .
+step "build and workflow bundle (the container image's build steps)"
+npm run -s build
+npm run -s bundle
+step "generated CRDs are current"
+npm run -s crds -- --check
+echo "deploy/crds up to date"
 step "tests (unit and integration, against real servers)"
 mkdir -p test-artifacts
 status=0

@@ -1,0 +1,167 @@
+/**
+ * The deploy manifests against the real kube-apiserver: they pass server-side dry run, and each
+ * process's ServiceAccount may do what its process needs and nothing broader (SubjectAccessReview).
+ * The compose file passes a real compose implementation's config check.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { useStack } from '../support/harness';
+
+const root = join(__dirname, '../..');
+
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+}
+
+describe('deploy manifests', () => {
+  const t = useStack();
+  const kubectl = (...args: string[]): string =>
+    execFileSync(t.stack.kubectl, ['--kubeconfig', t.endpoints.kubeconfig, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  let docs: k8s.KubernetesObject[] = [];
+
+  beforeAll(() => {
+    docs = k8s.loadAllYaml(kubectl('kustomize', join(root, 'deploy'))) as k8s.KubernetesObject[];
+  });
+
+  it('given the kustomization, every object passes server-side dry run', () => {
+    // Dry run cannot create the namespace and the CRDs the other objects need: apply those first.
+    kubectl('apply', '--server-side', '-f', join(root, 'deploy/base/namespace.yaml'));
+    kubectl('apply', '--server-side', '-k', join(root, 'deploy/crds'));
+    const out = kubectl('apply', '--server-side', '--dry-run=server', '-k', join(root, 'deploy'));
+    const kinds = docs.map((d) => d.kind);
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        'CustomResourceDefinition',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'ServiceAccount',
+        'Deployment',
+        'PodDisruptionBudget',
+        'Role',
+        'RoleBinding',
+        'ConfigMap',
+      ]),
+    );
+    expect(out.trim().split('\n')).toHaveLength(docs.length);
+    for (const d of docs.filter((x) => x.kind === 'Deployment')) {
+      const pod = (d as k8s.V1Deployment).spec!.template.spec!;
+      expect(pod.securityContext?.runAsNonRoot).toBe(true);
+      expect(pod.containers[0]?.readinessProbe?.httpGet?.path).toBe('/readyz');
+      expect(pod.containers[0]?.resources?.requests).toBeDefined();
+    }
+  });
+
+  it('given the RBAC rules, none uses * and only the worker and bridge touch Secrets (their reconcilers need them)', () => {
+    const roles = docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role') as (k8s.KubernetesObject & {
+      rules: Rule[];
+    })[];
+    expect(roles.map((r) => r.metadata?.name).sort()).toEqual([
+      'homeostat-bridge',
+      'homeostat-bridge-leader-election',
+      'homeostat-worker',
+    ]);
+    for (const role of roles) {
+      for (const rule of role.rules) {
+        expect([...rule.verbs, ...(rule.resources ?? []), ...(rule.apiGroups ?? [])]).not.toContain('*');
+      }
+    }
+    const secretRules = roles.flatMap((r) =>
+      r.rules.filter((rule) => rule.resources?.includes('secrets')).map((rule) => [r.metadata?.name, rule.verbs]),
+    );
+    expect(Object.fromEntries(secretRules)).toEqual({
+      'homeostat-worker': ['get', 'create', 'patch', 'update', 'delete'],
+      'homeostat-bridge': ['list', 'watch'],
+    });
+    expect(secretRules).toHaveLength(2);
+  });
+
+  describe('given the RBAC applied, SubjectAccessReview', () => {
+    const authz = (): k8s.AuthorizationV1Api => t.kc.makeApiClient(k8s.AuthorizationV1Api);
+    async function allowed(sa: string, attrs: k8s.V1ResourceAttributes): Promise<boolean> {
+      const review = await authz().createSubjectAccessReview({
+        body: {
+          spec: {
+            user: `system:serviceaccount:homeostat-system:${sa}`,
+            groups: ['system:serviceaccounts', 'system:serviceaccounts:homeostat-system', 'system:authenticated'],
+            resourceAttributes: attrs,
+          },
+        },
+      });
+      return review.status?.allowed === true;
+    }
+    beforeAll(() => {
+      kubectl('apply', '--server-side', '-f', join(root, 'deploy/base/namespace.yaml'));
+      kubectl('apply', '--server-side', '-k', join(root, 'deploy/rbac'));
+    });
+
+    const ns = 'pony-prod';
+    it.each([
+      ['get', 'homeostat.dev', 'apps', ''],
+      ['patch', 'homeostat.dev', 'postgresdatabases', ''],
+      ['update', 'homeostat.dev', 'apps', 'status'],
+      ['patch', 'apps', 'deployments', ''],
+      ['create', '', 'configmaps', ''],
+      ['delete', '', 'services', ''],
+      ['get', '', 'secrets', ''],
+      ['create', '', 'secrets', ''],
+      ['create', 'events.k8s.io', 'events', ''],
+    ])('lets the worker %s %s/%s %s', async (verb, group, resource, subresource) => {
+      expect(await allowed('homeostat-worker', { verb, group, resource, subresource, namespace: ns })).toBe(true);
+    });
+
+    it.each([
+      ['list', '', 'secrets', ''],
+      ['delete', 'homeostat.dev', 'apps', ''],
+      ['create', 'rbac.authorization.k8s.io', 'clusterroles', ''],
+      ['delete', '', 'namespaces', ''],
+      ['create', '', 'pods', ''],
+      ['update', 'coordination.k8s.io', 'leases', ''],
+    ])('refuses the worker %s %s/%s %s', async (verb, group, resource, subresource) => {
+      expect(await allowed('homeostat-worker', { verb, group, resource, subresource, namespace: ns })).toBe(false);
+    });
+
+    it.each([
+      ['watch', 'homeostat.dev', 'apps', ns],
+      ['list', 'homeostat.dev', 'postgresdatabases', ns],
+      ['watch', 'apps', 'deployments', ns],
+      ['list', '', 'secrets', ns],
+      ['update', 'coordination.k8s.io', 'leases', 'homeostat-system'],
+      ['create', 'coordination.k8s.io', 'leases', 'homeostat-system'],
+    ])('lets the bridge %s %s/%s in %s', async (verb, group, resource, namespace) => {
+      expect(await allowed('homeostat-bridge', { verb, group, resource, namespace })).toBe(true);
+    });
+
+    it.each([
+      ['get', '', 'secrets', ns],
+      ['patch', 'homeostat.dev', 'apps', ns],
+      ['create', 'apps', 'deployments', ns],
+      ['update', 'coordination.k8s.io', 'leases', 'default'],
+      ['patch', 'homeostat.dev', 'apps/status', ns],
+    ])('refuses the bridge %s %s/%s in %s', async (verb, group, resource, namespace) => {
+      expect(await allowed('homeostat-bridge', { verb, group, resource, namespace })).toBe(false);
+    });
+  });
+
+  it('given docker-compose.yml, the compose config check passes and lists homeostat’s services', () => {
+    const services = execFileSync('docker-compose', ['-f', join(root, 'docker-compose.yml'), 'config', '--services'], {
+      encoding: 'utf8',
+    });
+    expect(services.trim().split('\n').sort()).toEqual([
+      'bridge',
+      'crds',
+      'k3s',
+      'kubeconfig',
+      'postgresql',
+      'temporal',
+      'temporal-setup',
+      'temporal-ui',
+      'worker',
+    ]);
+  });
+});
