@@ -62,7 +62,7 @@ export interface BridgeOptions {
   readonly pageSize?: number;
   /** Server-side watch timeout base (jittered to [t, 2t)). @default 300 */
   readonly watchTimeoutSeconds?: number;
-  /** Watch inactivity watchdog. @default 180_000 */
+  /** Watch inactivity watchdog. @default 300_000 */
   readonly inactivityTimeoutMs?: number;
   /** Reflector restart backoff. @default 800 ms doubling to 30 s */
   readonly watchBackoff?: BackoffOptions;

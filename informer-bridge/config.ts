@@ -54,7 +54,7 @@ export const bridgeEnvSchema = z.object({
   HOMEOSTAT_BRIDGE_RETRY_PERIOD_SECONDS: seconds.default(2),
   HOMEOSTAT_BRIDGE_RESYNC_SECONDS: seconds.default(300),
   HOMEOSTAT_BRIDGE_WATCH_TIMEOUT_SECONDS: seconds.default(300),
-  HOMEOSTAT_BRIDGE_INACTIVITY_SECONDS: seconds.default(180),
+  HOMEOSTAT_BRIDGE_INACTIVITY_SECONDS: seconds.default(300),
   HOMEOSTAT_BRIDGE_CONCURRENCY: z.coerce.number().int().positive().default(16),
   HOMEOSTAT_BRIDGE_SHUTDOWN_FLUSH_SECONDS: seconds.default(10),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),

@@ -51,7 +51,7 @@ export interface ReflectorOptions {
   readonly watchTimeoutSeconds?: number;
   /**
    * Restart a watch that delivered nothing (not even a bookmark) for this long. The API server sends
-   * a bookmark about every minute. @default 180_000
+   * a bookmark about every two minutes on an idle watch (seen with v1.35). @default 300_000
    */
   readonly inactivityTimeoutMs?: number;
   /** Timeout of each list page request. @default 60_000 */
@@ -230,7 +230,7 @@ export class Reflector {
     const { kc, resource, namespace, labelSelector } = this.opts;
     const base = this.opts.watchTimeoutSeconds ?? 300;
     const timeoutSeconds = Math.max(1, Math.floor(base * (1 + this.random())));
-    const inactivityMs = this.opts.inactivityTimeoutMs ?? 180_000;
+    const inactivityMs = this.opts.inactivityTimeoutMs ?? 300_000;
     return new Promise<WatchOutcome>((resolve) => {
       let settled = false;
       let events = 0;

@@ -113,11 +113,21 @@ describe('informer bridge under faults (own stack)', () => {
 
       const stoppedAt = Date.now();
       await stack.stopComponent('kube-apiserver');
-      await sleep(3000);
+      // A change made while it is down, written to etcd underneath it (custom resources are stored as
+      // JSON): a spec edit, so the generation moves too.
+      const key = b64(`/registry/${group}/widgets/${ns}/live`);
+      const { kvs } = await etcd<{ kvs: { value: string }[] }>(stack.endpoints.etcdUrl, '/v3/kv/range', { key });
+      const stored = JSON.parse(Buffer.from(kvs[0]!.value, 'base64').toString()) as {
+        metadata: { generation: number };
+        spec: { size: number };
+      };
+      stored.spec.size = 2;
+      stored.metadata.generation = 2;
+      await etcd(stack.endpoints.etcdUrl, '/v3/kv/put', { key, value: b64(JSON.stringify(stored)) });
       await stack.startComponent('kube-apiserver');
       const upAt = Date.now();
-      // Changes made right after the restart, while the bridge is still reconnecting (backoff).
-      await widgets.patch('live', { spec: { size: 2 } });
+      expect((await widgets.get('live')).metadata.generation).toBe(2);
+      // A change made right after the restart, while the bridge is still reconnecting (backoff).
       await widgets.create('born-in-gap', 1);
       const live = await waitFor(async () => {
         const r = await received(temporal, widgets.ref('live'));
