@@ -93,12 +93,19 @@ describe('cache memory', () => {
         }),
       ) as Parameters<ObjectCache['put']>[0];
     const n = 10_000;
-    const cache = new ObjectCache();
-    gc();
-    const before = process.memoryUsage().heapUsed;
-    for (let i = 0; i < n; i++) cache.put(make(i));
-    gc();
-    const perObject = (process.memoryUsage().heapUsed - before) / n;
+    const fill = () => {
+      const c = new ObjectCache();
+      for (let i = 0; i < n; i++) c.put(make(i));
+      return c;
+    };
+    const settle = () => {
+      for (let i = 0; i < 4; i++) gc();
+      return process.memoryUsage().heapUsed;
+    };
+    fill(); // warm-up: one-time allocations (compiled code, shapes) must not count
+    const before = settle();
+    const cache = fill();
+    const perObject = (settle() - before) / n;
     process.stderr.write(
       `[figures] cache memory: ${perObject.toFixed(0)} bytes of heap per cached object (measured, ${n} objects); ` +
         `estimate ${(cache.estimatedBytes / n).toFixed(0)} bytes\n`,
