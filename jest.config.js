@@ -1,7 +1,14 @@
 // Two projects: unit (pure logic, no servers) and integration (one real stack per run, started by
 // test/support/global-setup.ts). @kubernetes/client-node and its ESM-only dependencies are
 // transpiled to CommonJS by ts-jest, because jest's module system does not use Node's require(esm).
-const esmPackages = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose'];
+const esmPackages = [
+  '@kubernetes/client-node',
+  'openid-client',
+  'oauth4webapi',
+  'jose',
+  '@apidevtools/json-schema-ref-parser',
+  'cookie',
+];
 const transform = {
   '^.+\\.[cm]?[tj]s$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.jest.json' }],
 };

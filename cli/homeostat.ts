@@ -29,6 +29,13 @@ program
   });
 
 program
+  .command('api')
+  .description('run the HTTP API: trigger and read reconciles (env: TEMPORAL_*, HOMEOSTAT_API_*)')
+  .action(() => {
+    require('../api/main'); // eslint-disable-line @typescript-eslint/no-require-imports
+  });
+
+program
   .command('crds')
   .description('print the CustomResourceDefinitions of the built-in reconcilers as YAML')
   .action(() => {

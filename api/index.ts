@@ -1,0 +1,9 @@
+/**
+ * The HTTP API: platform backends trigger reconciles (update-with-start of the object's workflow) and
+ * read object state (the `state` query, Temporal visibility), authenticated by Kubernetes TokenReview
+ * and authorized by SubjectAccessReview, so the platform's RBAC decides.
+ */
+export { buildApiServer, type ApiDeps } from './server';
+export { KubernetesAuth, parseStaticTokens, type Caller, type StaticToken, type AccessRequest } from './auth';
+export { ApiProblem, problem, problemCodes, type ProblemCode, type ProblemDocument } from './problems';
+export { loadApiConfig, type ApiConfig } from './config';
