@@ -6,6 +6,7 @@
  */
 import { Command } from 'commander';
 import { builtinCrds } from '../reconcilers/builtin-crds';
+import { type ApiTarget, getCommand, listCommand, reconcileCommand } from './client';
 import { renderCrdYaml } from '../reconcilers/crd-yaml';
 
 const program = new Command()
@@ -41,6 +42,40 @@ program
   .action(() => {
     process.stdout.write(Object.values(builtinCrds()).map(renderCrdYaml).join('---\n'));
   });
+
+// The CLI is an edge: it reads its two settings from the environment here and nowhere else.
+const target = (opts: { api?: string; token?: string }): ApiTarget => ({
+  url: opts.api ?? process.env.HOMEOSTAT_API_URL ?? 'http://127.0.0.1:8080',
+  ...((opts.token ?? process.env.HOMEOSTAT_API_TOKEN) ? { token: opts.token ?? process.env.HOMEOSTAT_API_TOKEN } : {}),
+});
+const print = (text: string): void => {
+  process.stdout.write(`${text}\n`);
+};
+const apiOptions = (c: Command): Command =>
+  c
+    .option('--api <url>', 'API base URL (default $HOMEOSTAT_API_URL or http://127.0.0.1:8080)')
+    .option('--token <token>', 'bearer token (default $HOMEOSTAT_API_TOKEN)')
+    .option('-o, --output <format>', 'table or json', 'table');
+
+apiOptions(
+  program.command('reconcile <kind> <namespace/name>').description('run a reconcile pass now and print its outcome'),
+).action(async (kind: string, name: string, opts: { api?: string; token?: string; output: string }) =>
+  print(await reconcileCommand(target(opts), kind, name, opts.output === 'json')),
+);
+apiOptions(program.command('get <kind> <namespace/name>').description('print an object’s reconcile state')).action(
+  async (kind: string, name: string, opts: { api?: string; token?: string; output: string }) =>
+    print(await getCommand(target(opts), kind, name, opts.output === 'json')),
+);
+apiOptions(
+  program
+    .command('list <kind>')
+    .description('list reconciled objects (Temporal visibility)')
+    .option('-n, --namespace <namespace>', 'only this namespace')
+    .option('--phase <phase>', 'only this phase'),
+).action(
+  async (kind: string, opts: { api?: string; token?: string; output: string; namespace?: string; phase?: string }) =>
+    print(await listCommand(target(opts), kind, opts, opts.output === 'json')),
+);
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`homeostat: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -2,7 +2,8 @@
  * The HTTP API against the real kube-apiserver (TokenReview, SubjectAccessReview) and Temporal
  * (update-with-start, query, visibility), with a worker reconciling a real App object.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -15,6 +16,8 @@ import { buildApiServer, KubernetesAuth } from '../../api';
 import { builtinPlans, builtinReconcilers } from '../../reconcilers';
 import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
 import { randomSuffix, useStack } from '../support/harness';
+
+const execFileAsync = promisify(execFile);
 
 describe('HTTP API', () => {
   const t = useStack();
@@ -347,6 +350,33 @@ describe('HTTP API', () => {
       `[figures] api fuzz: 5000 requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}\n`,
     );
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it('given the CLI, reconcile, get and list talk to the API and print tables or JSON', async () => {
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    // Asynchronous: the API answers from this very process.
+    const cli = async (...args: string[]): Promise<string> =>
+      (
+        await execFileAsync(
+          process.execPath,
+          ['--import', 'tsx', join(__dirname, '../../cli/homeostat.ts'), ...args, '--api', url, '--token', staticToken],
+          {
+            encoding: 'utf8',
+          },
+        )
+      ).stdout;
+    const reconciled = await cli('reconcile', 'app', `${t.namespace}/pony-api`);
+    expect(reconciled).toMatch(new RegExp(`^App ${t.namespace}/pony-api: pass \\d+ ready, phase Ready, generation 1`));
+    expect(reconciled).toMatch(
+      /STEP\s+STATUS\s+ATTEMPTS\s+MESSAGE\nconfig\s+succeeded\s+1\s+ConfigMap pony-api-config: 0 keys\ndeployment\s+succeeded/,
+    );
+    expect(JSON.parse(await cli('get', 'App', `${t.namespace}/pony-api`, '-o', 'json')).state.phase).toBe('Ready');
+    expect(await cli('list', 'apps', '-n', t.namespace)).toMatch(
+      new RegExp(
+        `NAMESPACE\\s+NAME\\s+PHASE\\s+GENERATION\\s+WORKFLOW\\n${t.namespace}\\s+pony-api\\s+Ready\\s+1\\s+RUNNING`,
+      ),
+    );
+    await expect(cli('get', 'Unicorn', 'x/y')).rejects.toThrow(/unknown kind Unicorn/);
   });
 
   it('given all of the above, no token or secret value appears in the captured logs', () => {

@@ -1,0 +1,132 @@
+/**
+ * The `homeostat reconcile | get | list` commands: clients of the HTTP API, with human-readable tables
+ * by default and `-o json`.
+ */
+import { builtinPlans } from '../reconcilers/builtin-plans';
+import type { ReconcilerPlan } from '../reconcilers/plan';
+
+/** Where the API is and who calls it. */
+export interface ApiTarget {
+  /** @default $HOMEOSTAT_API_URL, else http://127.0.0.1:8080 */
+  readonly url: string;
+  /** @default $HOMEOSTAT_API_TOKEN */
+  readonly token?: string;
+}
+
+/** Finds a built-in kind by kind name, plural or short name (case-insensitive). */
+export function resolveKind(name: string): ReconcilerPlan {
+  const n = name.toLowerCase();
+  const plan = Object.values(builtinPlans).find((p) =>
+    [p.kind.toLowerCase(), p.plural, `${p.plural}.${p.group}`].includes(n),
+  );
+  if (!plan)
+    throw new Error(
+      `unknown kind ${name}: one of ${Object.values(builtinPlans)
+        .map((p) => p.kind)
+        .join(', ')}`,
+    );
+  return plan;
+}
+
+/** Splits `namespace/name` (or `name` with a default namespace). */
+export function splitName(arg: string, namespace = 'default'): { namespace: string; name: string } {
+  const [a, b] = arg.split('/');
+  return b === undefined ? { namespace, name: a ?? '' } : { namespace: a ?? '', name: b };
+}
+
+async function call(target: ApiTarget, method: string, path: string): Promise<unknown> {
+  const res = await fetch(new URL(path, target.url), {
+    method,
+    headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
+    signal: AbortSignal.timeout(120_000),
+  });
+  const body = (await res.json().catch(() => ({}))) as { detail?: string; code?: string };
+  if (!res.ok) throw new Error(`${res.status} ${body.code ?? ''}: ${body.detail ?? res.statusText}`);
+  return body;
+}
+
+/** Formats rows as a left-aligned table with upper-case headers. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('   ')
+      .trimEnd();
+  return [line(headers.map((h) => h.toUpperCase())), ...rows.map(line)].join('\n');
+}
+
+const objectPath = (plan: ReconcilerPlan, namespace: string, name: string): string =>
+  `/v1/objects/${plan.group || 'core'}/${plan.version}/${plan.kind}/${plan.scope === 'Cluster' ? '_' : namespace}/${name}`;
+
+interface Steps {
+  steps: Record<string, { status: string; attempts: number; message?: string }>;
+}
+
+/** `homeostat reconcile KIND NS/NAME`: runs a pass and prints its outcome. */
+export async function reconcileCommand(target: ApiTarget, kind: string, arg: string, json: boolean): Promise<string> {
+  const plan = resolveKind(kind);
+  const { namespace, name } = splitName(arg);
+  const res = (await call(target, 'POST', `${objectPath(plan, namespace, name)}/reconcile`)) as {
+    workflowId: string;
+    link?: string;
+    outcome?: Steps & { pass: number; phase: string; result: string; generation: number; error?: string };
+  };
+  if (json) return JSON.stringify(res, null, 2);
+  if (!res.outcome) return `accepted: ${res.workflowId}${res.link ? `\n${res.link}` : ''}`;
+  const o = res.outcome;
+  const steps = table(
+    ['step', 'status', 'attempts', 'message'],
+    Object.entries(o.steps).map(([s, v]) => [s, v.status, String(v.attempts), v.message ?? '']),
+  );
+  return `${plan.kind} ${namespace}/${name}: pass ${o.pass} ${o.result}, phase ${o.phase}, generation ${o.generation}${o.error ? `\nerror: ${o.error}` : ''}\n\n${steps}${res.link ? `\n\n${res.link}` : ''}`;
+}
+
+/** `homeostat get KIND NS/NAME`: prints the object's reconcile state. */
+export async function getCommand(target: ApiTarget, kind: string, arg: string, json: boolean): Promise<string> {
+  const plan = resolveKind(kind);
+  const { namespace, name } = splitName(arg);
+  const res = (await call(target, 'GET', objectPath(plan, namespace, name))) as {
+    state: Steps & {
+      phase: string;
+      observedGeneration?: number;
+      passes: number;
+      lastError?: string;
+      conditions: { type: string; status: string; reason: string; message: string }[];
+    };
+  };
+  if (json) return JSON.stringify(res, null, 2);
+  const s = res.state;
+  const conditions = table(
+    ['condition', 'status', 'reason', 'message'],
+    s.conditions.map((c) => [c.type, c.status, c.reason, c.message]),
+  );
+  const steps = table(
+    ['step', 'status', 'attempts', 'message'],
+    Object.entries(s.steps).map(([k, v]) => [k, v.status, String(v.attempts), v.message ?? '']),
+  );
+  return `${plan.kind} ${namespace}/${name}: phase ${s.phase}, observed generation ${s.observedGeneration ?? '-'}, ${s.passes} passes${s.lastError ? `\nlast error: ${s.lastError}` : ''}\n\n${conditions}\n\n${steps}`;
+}
+
+/** `homeostat list KIND [-n NS] [--phase P]`: lists objects from Temporal visibility. */
+export async function listCommand(
+  target: ApiTarget,
+  kind: string,
+  options: { namespace?: string; phase?: string },
+  json: boolean,
+): Promise<string> {
+  const plan = resolveKind(kind);
+  const q = new URLSearchParams({
+    kind: plan.kind,
+    ...(options.namespace ? { namespace: options.namespace } : {}),
+    ...(options.phase ? { phase: options.phase } : {}),
+  });
+  const res = (await call(target, 'GET', `/v1/objects?${q.toString()}`)) as {
+    items: { namespace?: string; name?: string; phase?: string; generation?: number; status: string }[];
+  };
+  if (json) return JSON.stringify(res, null, 2);
+  return table(
+    ['namespace', 'name', 'phase', 'generation', 'workflow'],
+    res.items.map((i) => [i.namespace ?? '', i.name ?? '', i.phase ?? '', String(i.generation ?? ''), i.status]),
+  );
+}
