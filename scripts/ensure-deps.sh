@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what homeostat needs and is missing, with visible progress, and reuses what is cached:
-# Debian packages (openssl, docker-compose), npm packages (npm ci when the lock file changed), and the Go-built
+# Debian packages (openssl, docker-compose, chromium), npm packages (npm ci when the lock file changed), and the Go-built
 # servers of the local stack (cached outside the repo, keyed by version).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +16,10 @@ fi
 command -v go >/dev/null || { echo "homeostat's local stack is built with Go; install Go 1.25+" >&2; exit 1; }
 
 # openssl: the local stack's certificates; docker-compose: the compose file's config check (no
-# Docker engine is needed for it).
+# Docker engine is needed for it); chromium: the Temporal UI browser test (playwright-core drives
+# Debian's build; no browser is downloaded).
 missing=()
-for tool in openssl docker-compose; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+for tool in openssl docker-compose chromium; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 if ((${#missing[@]})); then
   step "installing Debian packages: ${missing[*]}"
   if [[ $(id -u) -eq 0 ]]; then

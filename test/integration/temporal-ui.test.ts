@@ -1,0 +1,166 @@
+/**
+ * Temporal UI inspection in a real browser: headless Chromium (Debian's package, driven by
+ * playwright-core) filters workflows by homeostat's search attributes, opens an object's workflow and
+ * sees its summary, its current details (step progress) and its activity summaries. The screenshot
+ * is saved in test-artifacts/.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import pino from 'pino';
+import { chromium, type Browser } from 'playwright-core';
+import { Bridge } from '../../informer-bridge';
+import { builtinPlans, builtinReconcilers, watchedResourcesFor } from '../../reconcilers';
+import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
+import { randomSuffix, useStack } from '../support/harness';
+
+const chromiumPath = '/usr/bin/chromium';
+const artifacts = join(__dirname, '../../test-artifacts');
+
+describe('Temporal UI inspection', () => {
+  const t = useStack();
+  const taskQueue = `ui-${randomSuffix()}`;
+  const log = pino({ level: 'warn' });
+  let worker: Worker;
+  let running: Promise<void>;
+  let connection: NativeConnection;
+  let bridge: Bridge;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!existsSync(chromiumPath))
+      throw new Error(`${chromiumPath} is missing: scripts/ensure-deps.sh installs Debian's chromium`);
+    execFileSync(t.stack.kubectl, [
+      '--kubeconfig',
+      t.endpoints.kubeconfig,
+      'apply',
+      '--server-side',
+      '-k',
+      join(__dirname, '../../deploy/crds'),
+    ]);
+    execFileSync(t.stack.kubectl, [
+      '--kubeconfig',
+      t.endpoints.kubeconfig,
+      'wait',
+      '--for=condition=Established',
+      'crd/apps.homeostat.dev',
+    ]);
+    connection = await NativeConnection.connect({ address: t.endpoints.temporalAddress });
+    worker = await createHomeostatWorker({
+      connection,
+      namespace: t.endpoints.temporalNamespace,
+      taskQueue,
+      workflowBundle: await bundleObjectWorkflows(),
+      reconcilers: builtinReconcilers,
+      kc: t.kc,
+      logger: log,
+    });
+    running = worker.run();
+    bridge = new Bridge({
+      kc: t.kc,
+      resources: watchedResourcesFor(Object.values(builtinPlans)),
+      namespace: t.namespace,
+      client: t.temporal,
+      taskQueue,
+      log,
+      leaderElection: false,
+    });
+    bridge.start();
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await bridge?.stop();
+    worker?.shutdown();
+    await running;
+    await connection?.close();
+  });
+
+  it('given a Ready App, the UI filters it by HomeostatNamespace and HomeostatPhase and shows summary, step details and activity summaries', async () => {
+    await t.custom.createNamespacedCustomObject({
+      group: 'homeostat.dev',
+      version: 'v1alpha1',
+      namespace: t.namespace,
+      plural: 'apps',
+      body: {
+        apiVersion: 'homeostat.dev/v1alpha1',
+        kind: 'App',
+        metadata: { name: 'pony-spawner' },
+        spec: { image: 'registry.spr.com/pony-spawner:v2.1.0', replicas: 3 },
+      },
+    });
+    const workflowId = `homeostat/homeostat.dev/App/${t.namespace}/pony-spawner`;
+    for (let i = 0; i < 240; i++) {
+      const found: string[] = [];
+      for await (const wf of t.temporal.workflow.list({
+        query: `HomeostatNamespace = '${t.namespace}' AND HomeostatPhase = 'Ready'`,
+      }))
+        found.push(wf.workflowId);
+      if (found.includes(workflowId)) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
+    const query = encodeURIComponent(`HomeostatNamespace="${t.namespace}" AND HomeostatPhase="Ready"`);
+    await page.goto(
+      `${t.endpoints.temporalUiUrl}/namespaces/${t.endpoints.temporalNamespace}/workflows?query=${query}`,
+    );
+    const link = page.getByRole('link', { name: workflowId });
+    await link.waitFor({ timeout: 60_000 });
+    expect(await page.getByRole('link', { name: /^homeostat\// }).count()).toBe(1); // only this object matches
+    await link.click();
+    await page.waitForURL(/\/workflows\/homeostat%2F/);
+    await page.getByText(`Reconciles App ${t.namespace}/pony-spawner`).first().waitFor({ timeout: 60_000 });
+    // Current details: the step progress markdown.
+    await page
+      .getByText(/deployment/)
+      .first()
+      .waitFor({ timeout: 30_000 });
+    const text = await page.locator('body').innerText();
+    expect(text).toContain(`Reconciles App ${t.namespace}/pony-spawner`);
+    expect(text).toMatch(/config[\s\S]*deployment[\s\S]*service/);
+    // Activity summaries, in the event history.
+    await page.getByText('apply the Deployment').first().waitFor({ timeout: 30_000 });
+    mkdirSync(artifacts, { recursive: true });
+    await page.screenshot({ path: join(artifacts, 'temporal-ui-workflow.png'), fullPage: true });
+    expect(existsSync(join(artifacts, 'temporal-ui-workflow.png'))).toBe(true);
+    // The User Metadata tab: the static summary and the current details (step progress markdown).
+    await page
+      .getByRole('link', { name: 'User Metadata' })
+      .or(page.getByRole('tab', { name: 'User Metadata' }))
+      .first()
+      .click();
+    // The UI renders summary and details markdown in sandboxed frames: read every frame's text.
+    let details = '';
+    for (let i = 0; i < 120 && !/deployment[\s\S]*succeeded/.test(details); i++) {
+      const texts = await Promise.all(
+        page.frames().map((f) =>
+          f
+            .locator('body')
+            .innerText()
+            .catch(() => ''),
+        ),
+      );
+      details = texts.join('\n');
+      if (!/deployment[\s\S]*succeeded/.test(details)) await page.waitForTimeout(250);
+    }
+    expect(details).toContain(`Reconciles App ${t.namespace}/pony-spawner`);
+    expect(details).toMatch(new RegExp(`App ${t.namespace}/pony-spawner — phase Ready`));
+    expect(details).toMatch(/config[\s\S]*succeeded[\s\S]*deployment[\s\S]*succeeded[\s\S]*service[\s\S]*succeeded/);
+    await page.screenshot({ path: join(artifacts, 'temporal-ui-user-metadata.png'), fullPage: true });
+  });
+});
