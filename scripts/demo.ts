@@ -108,6 +108,7 @@ async function main(): Promise<void> {
       HOMEOSTAT_WORKFLOW_BUNDLE: await workflowBundle(),
       HOMEOSTAT_BRIDGE_RESOURCES: JSON.stringify(watchedResourcesFor(Object.values(builtinPlans))),
       HOMEOSTAT_BRIDGE_PORT: '0',
+      HOMEOSTAT_WORKER_PORT: '0',
       LOG_LEVEL: 'warn',
     };
     for (const [name, entry] of [

@@ -13,6 +13,8 @@ const schema = z.object({
   /** Path of a prebuilt workflow bundle (JavaScript); unset means bundle at start. */
   HOMEOSTAT_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   HOMEOSTAT_WORKER_IDENTITY: z.string().min(1).optional(),
+  /** Port of /healthz, /readyz and /metrics (0: any free port). @default 8080 */
+  HOMEOSTAT_WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
 });
 

@@ -16,6 +16,7 @@ runWorker({
   taskQueue: config.HOMEOSTAT_TASK_QUEUE,
   reconcilers: builtinReconcilers,
   logger,
+  httpPort: config.HOMEOSTAT_WORKER_PORT,
   ...(config.KUBECONFIG ? { kubeconfig: config.KUBECONFIG } : {}),
   ...(config.HOMEOSTAT_WORKFLOW_BUNDLE ? { workflowBundlePath: config.HOMEOSTAT_WORKFLOW_BUNDLE } : {}),
   ...(config.HOMEOSTAT_WORKER_IDENTITY ? { identity: config.HOMEOSTAT_WORKER_IDENTITY } : {}),

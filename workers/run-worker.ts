@@ -6,6 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { NativeConnection } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
+import { startWorkerHttpServer } from './http-server';
 import type { Reconciler } from '../reconcilers/define-reconciler';
 import {
   bundleObjectWorkflows,
@@ -31,6 +32,8 @@ export interface RunWorkerOptions {
   readonly logger?: Logger;
   /** Called once the worker polls (e.g. to print a readiness line). */
   readonly onReady?: () => void;
+  /** Port of `/healthz`, `/readyz` and `/metrics`; 0 takes any free port; undefined serves none. */
+  readonly httpPort?: number;
 }
 
 /** Runs a worker until it is signalled to stop. */
@@ -56,9 +59,18 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       ...(options.identity ? { identity: options.identity } : {}),
     });
     logger.info({ taskQueue: options.taskQueue, namespace: options.namespace }, 'worker started');
+    const http =
+      options.httpPort === undefined
+        ? undefined
+        : await startWorkerHttpServer(options.httpPort, () => worker.getState() === 'RUNNING');
+    if (http) logger.info({ port: http.port }, 'http listening');
     const running = runUntilSignalled(worker, logger);
     options.onReady?.();
-    await running;
+    try {
+      await running;
+    } finally {
+      http?.server.close();
+    }
   } finally {
     await connection.close();
   }

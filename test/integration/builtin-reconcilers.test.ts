@@ -364,6 +364,7 @@ describe('PostgresDatabase: a worker killed during role creation', () => {
         TEMPORAL_ADDRESS: t.endpoints.temporalAddress,
         TEMPORAL_NAMESPACE: t.endpoints.temporalNamespace,
         HOMEOSTAT_TASK_QUEUE: taskQueue,
+        HOMEOSTAT_WORKER_PORT: '0',
         KUBECONFIG: t.endpoints.kubeconfig,
         LOG_LEVEL: 'warn',
       },
