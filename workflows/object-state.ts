@@ -78,6 +78,17 @@ export interface StatusInputs {
   readonly terminal?: boolean;
   /** Number of steps that succeeded, for the `Ready` message. */
   readonly succeeded?: number;
+  /** The steps of a `Ready` pass with their messages: one `<Step>Ready` condition each (what each child or external resource is). */
+  readonly steps?: readonly { readonly name: string; readonly message?: string }[];
+}
+
+/** The condition type reporting one step: `connection-secret` → `ConnectionSecretReady`. */
+export function stepConditionType(step: string): string {
+  return `${step
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('')}Ready`;
 }
 
 /**
@@ -100,6 +111,9 @@ export function desiredStatus(i: StatusInputs): Required<ObjectStatus> & { condi
         c('Ready', 'True', 'Reconciled', `All ${i.succeeded ?? 0} steps succeeded`),
         c('Progressing', 'False', 'Reconciled', 'Reconcile finished'),
         c('Degraded', 'False', 'Reconciled', 'No step is failing'),
+        ...(i.steps ?? []).map((step) =>
+          c(stepConditionType(step.name), 'True', 'StepSucceeded', step.message || 'succeeded'),
+        ),
       ];
       break;
     case 'Invalid':

@@ -11,6 +11,7 @@
 import {
   allHandlersFinished,
   condition,
+  patched,
   continueAsNew,
   log,
   proxyActivities,
@@ -534,7 +535,21 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
       lastError = undefined;
       await writeStatusIfChanged(
         obs.uid,
-        desiredStatus({ phase: 'Ready', generation: obs.generation, succeeded: plan.steps.length }),
+        desiredStatus({
+          phase: 'Ready',
+          generation: obs.generation,
+          succeeded: plan.steps.length,
+          // Per-step conditions came later: histories recorded before them keep the old status
+          // (and so the old commands) on replay.
+          ...(patched('status-step-conditions')
+            ? {
+                steps: plan.steps.map((s) => ({
+                  name: s.name,
+                  ...(steps[s.name]?.message ? { message: steps[s.name]!.message! } : {}),
+                })),
+              }
+            : {}),
+        }),
         { type: 'Normal', reason: 'Reconciled', note: `generation ${obs.generation} reconciled` },
       );
       observedGeneration = obs.generation;

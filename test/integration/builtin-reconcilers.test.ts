@@ -165,6 +165,17 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
     expect(db.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     const app = await waitFor('apps', 'pony-spawner', readyAt());
     expect(app.status?.observedGeneration).toBe(1);
+    // Status reports each child, one condition per step.
+    const child = (type: string) => app.status?.conditions?.find((c) => c.type === type);
+    expect(child('ConfigReady')).toMatchObject({ status: 'True', message: 'ConfigMap pony-spawner-config: 1 keys' });
+    expect(child('DeploymentReady')).toMatchObject({
+      status: 'True',
+      message: expect.stringMatching(/^Deployment pony-spawner: 3 replicas of registry.spr.com\/pony-spawner:v2.1.0/),
+    });
+    expect(child('ServiceReady')).toMatchObject({ status: 'True', message: 'Service pony-spawner: port 8080' });
+    expect(db.status?.conditions?.find((c) => c.type === 'ConnectionSecretReady')?.message).toBe(
+      'Secret pony-spawner-db-connection written',
+    );
 
     const found = await pg(async (c) => {
       const role = await c.query('SELECT rolname FROM pg_roles WHERE rolname = $1', ['pony_spawner']);
