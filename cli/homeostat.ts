@@ -37,6 +37,17 @@ program
   });
 
 program
+  .command('dev')
+  .description('run the demo on the embedded local stack (development machines; same as npm run demo)')
+  .option('--exit-when-ready', 'stop once the examples are Ready')
+  .option('--stack-name <name>', 'name of the local stack', 'demo')
+  .action(() => {
+    // The demo reads its own flags from argv; drop the sub-command name.
+    process.argv.splice(2, 1);
+    require('../scripts/demo'); // eslint-disable-line @typescript-eslint/no-require-imports
+  });
+
+program
   .command('crds')
   .description('print the CustomResourceDefinitions of the built-in reconcilers as YAML')
   .action(() => {

@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { stackDir } from '../../devstack';
 import { randomSuffix } from '../support/harness';
 
-describe('the demo', () => {
+describe('the demo (homeostat dev, what npm run demo runs)', () => {
   it('given --exit-when-ready, it brings the examples to Ready, prints the links and stops everything', async () => {
     const name = `demo-test-${randomSuffix()}`;
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(__dirname, '../../scripts/demo.ts'), '--exit-when-ready', '--stack-name', name],
+      ['--import', 'tsx', join(__dirname, '../../cli/homeostat.ts'), 'dev', '--exit-when-ready', '--stack-name', name],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
