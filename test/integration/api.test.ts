@@ -2,20 +2,19 @@
  * The HTTP API against the real kube-apiserver (TokenReview, SubjectAccessReview) and Temporal
  * (update-with-start, query, visibility), with a worker reconciling a real App object.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import * as k8s from '@kubernetes/client-node';
-import { NativeConnection, type Worker } from '@temporalio/worker';
 import fc from 'fast-check';
 import pino from 'pino';
 import { buildApiServer, KubernetesAuth } from '../../api';
-import { builtinPlans, builtinReconcilers } from '../../reconcilers';
-import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
+import { builtinPlans } from '../../reconcilers';
 import { randomSuffix, useStack } from '../support/harness';
+import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
 const execFileAsync = promisify(execFile);
 
@@ -25,29 +24,13 @@ describe('HTTP API', () => {
   const staticToken = randomBytes(24).toString('hex');
   const logLines: string[] = [];
   let app: Awaited<ReturnType<typeof buildApiServer>>;
-  let worker: Worker;
-  let running: Promise<void>;
-  let connection: NativeConnection;
+  let homeostat: InProcessHomeostat | undefined;
   let allowedToken = '';
   let deniedToken = '';
   const path = (name: string, ns = t.namespace) => `/v1/objects/homeostat.dev/v1alpha1/App/${ns}/${name}`;
 
   beforeAll(async () => {
-    execFileSync(t.stack.kubectl, [
-      '--kubeconfig',
-      t.endpoints.kubeconfig,
-      'apply',
-      '--server-side',
-      '-k',
-      join(__dirname, '../../deploy/crds'),
-    ]);
-    execFileSync(t.stack.kubectl, [
-      '--kubeconfig',
-      t.endpoints.kubeconfig,
-      'wait',
-      '--for=condition=Established',
-      'crd/apps.homeostat.dev',
-    ]);
+    installBuiltinCrds(t);
     const log = pino(
       { level: 'info', redact: { paths: ['req.headers.authorization'], censor: '[redacted]' } },
       new Writable({
@@ -57,17 +40,7 @@ describe('HTTP API', () => {
         },
       }),
     );
-    connection = await NativeConnection.connect({ address: t.endpoints.temporalAddress });
-    worker = await createHomeostatWorker({
-      connection,
-      namespace: t.endpoints.temporalNamespace,
-      taskQueue,
-      workflowBundle: await bundleObjectWorkflows(),
-      reconcilers: builtinReconcilers,
-      kc: t.kc,
-      logger: pino({ level: 'warn' }),
-    });
-    running = worker.run();
+    homeostat = await startInProcessHomeostat(t, { taskQueue, logger: pino({ level: 'warn' }) });
     app = await buildApiServer({
       temporal: t.temporal,
       kc: t.kc,
@@ -132,9 +105,7 @@ describe('HTTP API', () => {
 
   afterAll(async () => {
     await app?.close();
-    worker?.shutdown();
-    await running;
-    await connection?.close();
+    await homeostat?.stop();
   });
 
   const post = (url: string, token?: string, body?: unknown) =>

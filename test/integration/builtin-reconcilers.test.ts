@@ -3,18 +3,17 @@
  * against kube-apiserver, with the worker and the informer bridge running (in process), reconciling
  * the Sparkle Pony Ranch examples in a fresh namespace.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { NativeConnection, type Worker } from '@temporalio/worker';
 import { Client as PgClient } from 'pg';
 import pino from 'pino';
 import { Bridge } from '../../informer-bridge';
-import { builtinPlans, builtinReconcilers, watchedResourcesFor } from '../../reconcilers';
-import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
+import { builtinPlans, watchedResourcesFor } from '../../reconcilers';
 import { stateQuery, workflowIdFor } from '../../workflows/definitions';
 import { randomSuffix, useStack } from '../support/harness';
+import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const group = 'homeostat.dev';
@@ -35,10 +34,7 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
   const t = useStack();
   const log = pino({ level: 'warn' });
   const taskQueue = `builtin-${randomSuffix()}`;
-  let worker: Worker;
-  let running: Promise<void>;
-  let connection: NativeConnection;
-  let bridge: Bridge;
+  let homeostat: InProcessHomeostat | undefined;
   let apps: k8s.AppsV1Api;
 
   const yaml = (file: string): Record<string, unknown> =>
@@ -101,57 +97,18 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
   }
 
   beforeAll(async () => {
-    execFileSync(t.stack.kubectl, [
-      '--kubeconfig',
-      t.endpoints.kubeconfig,
-      'apply',
-      '--server-side',
-      '-k',
-      join(__dirname, '../../deploy/crds'),
-    ]);
-    execFileSync(t.stack.kubectl, [
-      '--kubeconfig',
-      t.endpoints.kubeconfig,
-      'wait',
-      '--for=condition=Established',
-      'crd/apps.homeostat.dev',
-      'crd/postgresdatabases.homeostat.dev',
-    ]);
+    installBuiltinCrds(t);
     apps = t.kc.makeApiClient(k8s.AppsV1Api);
     // The ranch's PostgreSQL server Secret, pointing at the stack's real server.
     await t.core.createNamespacedSecret({
       namespace: t.namespace,
       body: { metadata: { name: 'ranch-postgres-admin' }, stringData: { url: t.endpoints.postgresUrl } },
     });
-    connection = await NativeConnection.connect({ address: t.endpoints.temporalAddress });
-    worker = await createHomeostatWorker({
-      connection,
-      namespace: t.endpoints.temporalNamespace,
-      taskQueue,
-      workflowBundle: await bundleObjectWorkflows(),
-      reconcilers: builtinReconcilers,
-      kc: t.kc,
-      logger: log,
-    });
-    running = worker.run();
-    bridge = new Bridge({
-      kc: t.kc,
-      resources: watchedResourcesFor(Object.values(builtinPlans)),
-      namespace: t.namespace,
-      client: t.temporal,
-      taskQueue,
-      log,
-      leaderElection: false,
-      watchTimeoutSeconds: 30,
-    });
-    bridge.start();
+    homeostat = await startInProcessHomeostat(t, { taskQueue, logger: log, bridge: { watchTimeoutSeconds: 30 } });
   });
 
   afterAll(async () => {
-    await bridge?.stop();
-    worker?.shutdown();
-    await running;
-    await connection?.close();
+    await homeostat?.stop();
   });
 
   it('given the Sparkle Pony Ranch examples, both reach Ready; the database and role exist and the Secret URL connects', async () => {
@@ -390,14 +347,7 @@ describe('PostgresDatabase: a worker killed during role creation', () => {
   });
 
   it('given SIGKILL while CREATE ROLE runs, after a new worker starts there is exactly one role and the Secret password works', async () => {
-    execFileSync(t.stack.kubectl, [
-      '--kubeconfig',
-      t.endpoints.kubeconfig,
-      'apply',
-      '--server-side',
-      '-k',
-      join(__dirname, '../../deploy/crds'),
-    ]);
+    installBuiltinCrds(t);
     await t.core.createNamespacedSecret({
       namespace: t.namespace,
       body: { metadata: { name: 'ranch-postgres-admin' }, stringData: { url: t.endpoints.postgresUrl } },

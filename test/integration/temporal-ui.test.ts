@@ -4,16 +4,12 @@
  * sees its summary, its current details (step progress) and its activity summaries. The screenshot
  * is saved in test-artifacts/.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { NativeConnection, type Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { chromium, type Browser } from 'playwright-core';
-import { Bridge } from '../../informer-bridge';
-import { builtinPlans, builtinReconcilers, watchedResourcesFor } from '../../reconcilers';
-import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
 import { randomSuffix, useStack } from '../support/harness';
+import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
 const chromiumPath = '/usr/bin/chromium';
 const artifacts = join(__dirname, '../../test-artifacts');
@@ -22,51 +18,14 @@ describe('Temporal UI inspection', () => {
   const t = useStack();
   const taskQueue = `ui-${randomSuffix()}`;
   const log = pino({ level: 'warn' });
-  let worker: Worker;
-  let running: Promise<void>;
-  let connection: NativeConnection;
-  let bridge: Bridge;
+  let homeostat: InProcessHomeostat | undefined;
   let browser: Browser;
 
   beforeAll(async () => {
     if (!existsSync(chromiumPath))
       throw new Error(`${chromiumPath} is missing: scripts/ensure-deps.sh installs Debian's chromium`);
-    execFileSync(t.stack.kubectl, [
-      '--kubeconfig',
-      t.endpoints.kubeconfig,
-      'apply',
-      '--server-side',
-      '-k',
-      join(__dirname, '../../deploy/crds'),
-    ]);
-    execFileSync(t.stack.kubectl, [
-      '--kubeconfig',
-      t.endpoints.kubeconfig,
-      'wait',
-      '--for=condition=Established',
-      'crd/apps.homeostat.dev',
-    ]);
-    connection = await NativeConnection.connect({ address: t.endpoints.temporalAddress });
-    worker = await createHomeostatWorker({
-      connection,
-      namespace: t.endpoints.temporalNamespace,
-      taskQueue,
-      workflowBundle: await bundleObjectWorkflows(),
-      reconcilers: builtinReconcilers,
-      kc: t.kc,
-      logger: log,
-    });
-    running = worker.run();
-    bridge = new Bridge({
-      kc: t.kc,
-      resources: watchedResourcesFor(Object.values(builtinPlans)),
-      namespace: t.namespace,
-      client: t.temporal,
-      taskQueue,
-      log,
-      leaderElection: false,
-    });
-    bridge.start();
+    installBuiltinCrds(t);
+    homeostat = await startInProcessHomeostat(t, { taskQueue, logger: log, bridge: {} });
     browser = await chromium.launch({
       executablePath: chromiumPath,
       args: [
@@ -84,10 +43,7 @@ describe('Temporal UI inspection', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await bridge?.stop();
-    worker?.shutdown();
-    await running;
-    await connection?.close();
+    await homeostat?.stop();
   });
 
   it('given a Ready App, the UI filters it by HomeostatNamespace and HomeostatPhase and shows summary, step details and activity summaries', async () => {

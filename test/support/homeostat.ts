@@ -1,0 +1,67 @@
+/**
+ * homeostat itself on the run's stack, for integration tests: the built-in CRDs, and a worker (and
+ * optionally an informer bridge) running in this process on a test's own task queue.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { Bridge } from '../../informer-bridge';
+import { builtinPlans, builtinReconcilers, watchedResourcesFor } from '../../reconcilers';
+import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
+import type { TestStack } from './harness';
+
+/** Applies `deploy/crds` (server-side, so repeated calls from several files agree) and waits until established. */
+export function installBuiltinCrds(t: TestStack): void {
+  const kubectl = (...args: string[]): void => {
+    execFileSync(t.stack.kubectl, ['--kubeconfig', t.endpoints.kubeconfig, ...args]);
+  };
+  kubectl('apply', '--server-side', '-k', join(__dirname, '../../deploy/crds'));
+  kubectl('wait', '--for=condition=Established', 'crd/apps.homeostat.dev', 'crd/postgresdatabases.homeostat.dev');
+}
+
+/** A worker with the built-in reconcilers, and a bridge scoped to the test's namespace when asked. */
+export interface InProcessHomeostat {
+  readonly bridge?: Bridge;
+  stop(): Promise<void>;
+}
+
+/** Starts homeostat's worker (and bridge) in this process on `taskQueue`. */
+export async function startInProcessHomeostat(
+  t: TestStack,
+  options: { taskQueue: string; logger: Logger; bridge?: false | { watchTimeoutSeconds?: number } },
+): Promise<InProcessHomeostat> {
+  const connection = await NativeConnection.connect({ address: t.endpoints.temporalAddress });
+  const worker = await createHomeostatWorker({
+    connection,
+    namespace: t.endpoints.temporalNamespace,
+    taskQueue: options.taskQueue,
+    workflowBundle: await bundleObjectWorkflows(),
+    reconcilers: builtinReconcilers,
+    kc: t.kc,
+    logger: options.logger,
+  });
+  const running = worker.run();
+  const bridge = options.bridge
+    ? new Bridge({
+        kc: t.kc,
+        resources: watchedResourcesFor(Object.values(builtinPlans)),
+        namespace: t.namespace,
+        client: t.temporal,
+        taskQueue: options.taskQueue,
+        log: options.logger,
+        leaderElection: false,
+        ...(options.bridge.watchTimeoutSeconds ? { watchTimeoutSeconds: options.bridge.watchTimeoutSeconds } : {}),
+      })
+    : undefined;
+  bridge?.start();
+  return {
+    ...(bridge ? { bridge } : {}),
+    async stop() {
+      await bridge?.stop();
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
