@@ -1,0 +1,123 @@
+/**
+ * One benchmark run: on a given stack (or one it starts and stops), bundles and starts the workers,
+ * installs the `BenchObject` CRD, runs the five scenarios in order, and writes the results.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pino from 'pino';
+import { type Stack, startStack } from '../devstack';
+import { describeEnvironment } from './machine';
+import { installBenchCrd, kubeFrom } from './objects';
+import { type BenchResult, writeResults } from './report';
+import { burstScenario } from './scenarios/burst';
+import { costScenario } from './scenarios/cost';
+import { latencyScenario } from './scenarios/latency';
+import { memoryScenario } from './scenarios/memory';
+import { stormScenario } from './scenarios/storm';
+import { type SizeName, sizes } from './sizes';
+import { type BenchContext, connectClient, startWorkers } from './systems';
+
+/** Options of {@link runBench}. */
+export interface RunBenchOptions {
+  /** @default 'full' */
+  readonly size?: SizeName;
+  /** A running stack to use; without it, a stack is started for the run and stopped after. */
+  readonly stack?: Stack;
+  /** Where the result files go. @default `bench/results` */
+  readonly resultsDir?: string;
+  /** Progress lines. @default stderr */
+  readonly progress?: (line: string) => void;
+}
+
+/** What {@link runBench} returns: the result and the files it wrote. */
+export interface RunBenchOutcome {
+  readonly result: BenchResult;
+  readonly files: { readonly json: string; readonly md: string; readonly latest: string };
+}
+
+/** Runs the benchmark and writes its results. */
+export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchOutcome> {
+  const size = options.size ?? 'full';
+  const parameters = sizes[size];
+  const progress = options.progress ?? ((line: string) => process.stderr.write(`[bench] ${line}\n`));
+  const workDir = mkdtempSync(join(tmpdir(), 'homeostat-bench-'));
+  const runId = `bench-${randomBytes(3).toString('hex')}`;
+  let ownStack: Stack | undefined;
+  const cleanup: (() => Promise<void>)[] = [];
+  try {
+    let stack = options.stack;
+    if (!stack) {
+      progress('starting a local stack');
+      ownStack = await startStack({ name: `${runId}-${process.pid}`, progress });
+      stack = ownStack;
+      const own = ownStack;
+      const interrupted = (signal: NodeJS.Signals): void => {
+        progress(`${signal}: stopping the stack`);
+        void own.stop().finally(() => process.exit(130));
+      };
+      process.once('SIGINT', interrupted);
+      process.once('SIGTERM', interrupted);
+      cleanup.push(async () => {
+        process.off('SIGINT', interrupted);
+        process.off('SIGTERM', interrupted);
+      });
+    }
+    const endpoints = stack.endpoints;
+    const kube = kubeFrom(endpoints.kubeconfig);
+    const log = pino({ name: 'bench', level: 'warn' }, pino.destination(2));
+    await installBenchCrd(kube);
+    const temporal = await connectClient(endpoints.temporalAddress, endpoints.temporalNamespace);
+    const client = temporal.client;
+    cleanup.push(() => temporal.close());
+    progress('bundling workflows and starting workers');
+    const started = await startWorkers({
+      kube,
+      temporalAddress: endpoints.temporalAddress,
+      temporalNamespace: endpoints.temporalNamespace,
+      log,
+      workDir,
+    });
+    cleanup.unshift(() => started.workers.stop());
+    const ctx: BenchContext = {
+      kube,
+      temporal: client,
+      temporalNamespace: endpoints.temporalNamespace,
+      temporalAddress: endpoints.temporalAddress,
+      kubeconfig: endpoints.kubeconfig,
+      log,
+      homeostatQueue: started.homeostatQueue,
+      rawQueue: started.rawQueue,
+      homeostatBundlePath: started.homeostatBundlePath,
+      workDir,
+      runId,
+      progress,
+    };
+    const environment = await describeEnvironment(kube.kc, client);
+    const t0 = performance.now();
+    progress(`size ${size}: ${JSON.stringify(parameters)}`);
+    const latency = await latencyScenario(ctx, parameters.latencyObjects);
+    const burst = await burstScenario(ctx, parameters.burstObjects);
+    const storm = await stormScenario(ctx, parameters.stormUpdates);
+    const memory = await memoryScenario(ctx, parameters.memoryObjects, parameters.memoryWorkflows);
+    const cost = await costScenario(ctx, parameters.costPasses);
+    const result: BenchResult = {
+      size,
+      parameters,
+      environment,
+      durationSeconds: Math.round((performance.now() - t0) / 1000),
+      scenarios: { latency, burst, storm, memory, cost },
+    };
+    const files = writeResults(result, options.resultsDir ?? join(__dirname, 'results'));
+    return { result, files };
+  } finally {
+    for (const fn of cleanup) await fn().catch(() => {});
+    if (ownStack) {
+      progress('stopping the stack');
+      await ownStack.stop().catch(() => {});
+    }
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}

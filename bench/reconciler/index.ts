@@ -1,0 +1,37 @@
+/**
+ * The benchmark reconciler: `BenchObject` with three no-op steps, defined with homeostat's own
+ * reconciler API, and its CRD generated the way the built-in CRDs are.
+ */
+import { z } from 'zod';
+import { customResourceDefinition } from '../../reconcilers/crd';
+import { defineReconciler } from '../../reconcilers/define-reconciler';
+import { benchPlan } from './plan';
+
+export { benchGroup, benchPlan, benchSteps } from './plan';
+
+/** The spec of `BenchObject`: a round number (the storm bumps it) and an optional payload. */
+export const benchSpec = z.object({
+  /** Bumped by spec updates. @default 0 */
+  round: z.number().int().min(0).default(0),
+  /** Filler, so cached objects have a realistic size. @default '' */
+  payload: z.string().max(4096).default(''),
+});
+
+/** A parsed `BenchObject` spec. */
+export type BenchSpec = z.output<typeof benchSpec>;
+
+/** The benchmark reconciler: every step returns at once. */
+export const benchReconciler = defineReconciler({
+  plan: benchPlan,
+  schema: benchSpec,
+  steps: {
+    first: async () => {},
+    second: async () => {},
+    third: async () => {},
+  },
+});
+
+/** The CRD of `BenchObject` (status subresource, homeostat's status schema). */
+export function benchCrd(): Record<string, unknown> {
+  return customResourceDefinition(benchPlan, benchSpec, { categories: ['homeostat-bench'] });
+}

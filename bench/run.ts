@@ -1,0 +1,49 @@
+/**
+ * `npm run bench [-- --size small|full] [--out DIR]`: starts a local stack, runs the five scenarios
+ * against homeostat and its baselines, prints the markdown table, writes the results and stops the
+ * stack (also on Ctrl-C).
+ */
+import { readFileSync } from 'node:fs';
+import { runBench } from './bench';
+import type { SizeName } from './sizes';
+
+function parseArgs(argv: readonly string[]): { size: SizeName; out?: string } {
+  let size: SizeName = 'full';
+  let out: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const value = (): string => {
+      const v = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (!v) throw new Error(`${arg} needs a value`);
+      return v;
+    };
+    if (arg.startsWith('--size')) {
+      const v = value();
+      if (v !== 'full' && v !== 'small') throw new Error(`--size must be full or small, not ${v}`);
+      size = v;
+    } else if (arg.startsWith('--out')) out = value();
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write('usage: npm run bench -- [--size full|small] [--out DIR]\n');
+      process.exit(0);
+    } else throw new Error(`unknown argument ${arg}`);
+  }
+  return { size, ...(out ? { out } : {}) };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const { files } = await runBench({ size: args.size, ...(args.out ? { resultsDir: args.out } : {}) });
+  process.stdout.write(`\n${readFileSync(files.md, 'utf8')}\n`);
+  process.stdout.write(
+    `wrote ${files.json}, ${files.md} and ${files.latest} in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,194 @@
+/**
+ * Scenario 5, cost: history events and Temporal actions per steady-state pass (a reconcile request
+ * for an object that is already Ready: nothing to write), computed from the fetched histories of a
+ * homeostat object workflow and of a raw-baseline workflow, against the minimum for N steps, and the
+ * price per million reconciles at a stated Temporal Cloud list price. Also the cost of the first
+ * passes (create → Ready and settled).
+ */
+import { temporal } from '@temporalio/proto';
+import { reconcileRequestedSignal, stateQuery, workflowIdFor } from '../../workflows/definitions';
+import { createNamespace, createObject, ReadyWatch } from '../objects';
+import { rawPassesQuery, rawReconcileSignal } from '../raw/definitions';
+import { benchPlan, benchSteps } from '../reconciler';
+import { round } from '../stats';
+import { type BenchContext, rawWorkflowId, startSystem } from '../systems';
+
+const EventType = temporal.api.enums.v1.EventType;
+
+/** The price assumption: USD per million Temporal Cloud actions. */
+export const usdPerMillionActions = 50;
+
+/** The price assumption, as printed under the table. */
+export const priceAssumption =
+  `$${usdPerMillionActions} per million actions: Temporal Cloud's list price at the lowest volume tier ` +
+  '(higher volumes cost less per action; storage and plan fees not included)';
+
+/** Events and actions of a slice of history. */
+export interface HistoryCost {
+  readonly events: number;
+  readonly actions: number;
+  readonly byType: Record<string, number>;
+}
+
+/**
+ * Counts events and billable actions of history events, following Temporal Cloud's pricing: workflow
+ * started, signal, timer started, search-attribute upsert, accepted update, marker, and one per
+ * activity attempt. Queries are free.
+ */
+export function historyCost(events: readonly temporal.api.history.v1.IHistoryEvent[]): HistoryCost {
+  const byType: Record<string, number> = {};
+  let actions = 0;
+  for (const e of events) {
+    const type = (EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, '');
+    byType[type] = (byType[type] ?? 0) + 1;
+    switch (e.eventType) {
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+      case EventType.EVENT_TYPE_TIMER_STARTED:
+      case EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+      case EventType.EVENT_TYPE_MARKER_RECORDED:
+        actions += 1;
+        break;
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+        actions += e.activityTaskStartedEventAttributes?.attempt ?? 1;
+        break;
+      default:
+        break;
+    }
+  }
+  return { events: events.length, actions, byType };
+}
+
+/** One system's cost figures. */
+export interface CostFigures {
+  readonly eventsPerPass: number;
+  readonly actionsPerPass: number;
+  /** `actionsPerPass` × the price assumption. */
+  readonly usdPerMillionReconciles: number;
+  /** Events by type in the measured steady passes (all of them, not per pass). */
+  readonly byType: Record<string, number>;
+  /** The workflow's history from its start until it settled after the object became Ready. */
+  readonly firstPasses: { readonly events: number; readonly actions: number };
+}
+
+/** The result of {@link costScenario}. */
+export interface CostResult {
+  readonly steps: number;
+  /** Steady-state passes measured per system. */
+  readonly passes: number;
+  /** About 4 + 6N events and 1 + N actions for N steps (DESIGN.md). */
+  readonly minimum: {
+    readonly eventsPerPass: number;
+    readonly actionsPerPass: number;
+    readonly usdPerMillionReconciles: number;
+  };
+  readonly price: { readonly usdPerMillionActions: number; readonly assumption: string };
+  readonly homeostat: CostFigures;
+  readonly rawTemporal: CostFigures;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('cost scenario: timed out waiting for a pass');
+    await sleep(20);
+  }
+}
+
+/** Runs `passes` steady-state passes on a homeostat workflow and a raw workflow and counts their cost. */
+export async function costScenario(ctx: BenchContext, passes: number): Promise<CostResult> {
+  const namespace = `${ctx.runId}-cost`;
+  await createNamespace(ctx.kube, namespace);
+  const watch = new ReadyWatch(ctx.kube, namespace);
+  await watch.start();
+  const figures = async (
+    fetch: () => Promise<temporal.api.history.v1.IHistoryEvent[]>,
+    onePass: (i: number) => Promise<void>,
+  ): Promise<CostFigures> => {
+    const before = await fetch();
+    for (let i = 1; i <= passes; i++) await onePass(i);
+    await sleep(500); // the last workflow task's completion
+    const after = await fetch();
+    const steady = historyCost(after.slice(before.length));
+    const first = historyCost(before);
+    const actionsPerPass = round(steady.actions / passes, 2);
+    return {
+      eventsPerPass: round(steady.events / passes, 2),
+      actionsPerPass,
+      usdPerMillionReconciles: round(actionsPerPass * usdPerMillionActions, 2),
+      byType: steady.byType,
+      firstPasses: { events: first.events, actions: first.actions },
+    };
+  };
+
+  // homeostat: created through the bridge; then the bridge stops and the requests come from here.
+  const hsName = 'cost-homeostat';
+  const ref = { group: benchPlan.group, version: benchPlan.version, kind: benchPlan.kind, namespace, name: hsName };
+  const hs = await startSystem(ctx, 'homeostat', namespace);
+  const hsReady = watch.waitReady(hsName, 1);
+  const hsObj = await createObject(ctx.kube, namespace, hsName);
+  await hsReady;
+  const handle = ctx.temporal.workflow.getHandle(workflowIdFor(ref));
+  const idle = async (): Promise<number | undefined> => {
+    const s = await handle.query(stateQuery);
+    return s.reconciling || s.pending ? undefined : s.passes;
+  };
+  // The finalizer homeostat adds is itself a change the bridge reports: let that pass finish too.
+  await sleep(1500);
+  await until(async () => (await idle()) !== undefined);
+  await hs.stop();
+  const homeostat = await figures(
+    async () => (await handle.fetchHistory()).events ?? [],
+    async () => {
+      const done = (await idle()) ?? 0;
+      await handle.signal(reconcileRequestedSignal, {
+        ref,
+        uid: hsObj.metadata.uid!,
+        generation: hsObj.metadata.generation ?? 1,
+        resourceVersion: hsObj.metadata.resourceVersion ?? '',
+        reason: 'resync',
+      });
+      await until(async () => ((await idle()) ?? -1) > done);
+    },
+  );
+
+  // raw baseline: signal-with-start from here.
+  const rawName = 'cost-raw';
+  const raw = await startSystem(ctx, 'rawTemporal', namespace);
+  const rawReady = watch.waitReady(rawName, 1);
+  const rawObj = await createObject(ctx.kube, namespace, rawName);
+  await raw.notify(rawObj);
+  await rawReady;
+  const rawHandle = ctx.temporal.workflow.getHandle(rawWorkflowId(namespace, rawName));
+  await until(async () => (await rawHandle.query(rawPassesQuery)) >= 1);
+  const rawTemporal = await figures(
+    async () => (await rawHandle.fetchHistory()).events ?? [],
+    async (i) => {
+      await rawHandle.signal(rawReconcileSignal, { namespace, name: rawName, generation: 1 });
+      await until(async () => (await rawHandle.query(rawPassesQuery)) >= i + 1);
+    },
+  );
+  watch.stop();
+
+  const minActions = 1 + benchSteps;
+  const result: CostResult = {
+    steps: benchSteps,
+    passes,
+    minimum: {
+      eventsPerPass: 4 + 6 * benchSteps,
+      actionsPerPass: minActions,
+      usdPerMillionReconciles: minActions * usdPerMillionActions,
+    },
+    price: { usdPerMillionActions, assumption: priceAssumption },
+    homeostat,
+    rawTemporal,
+  };
+  ctx.progress(
+    `cost: homeostat ${homeostat.eventsPerPass} events / ${homeostat.actionsPerPass} actions per pass; ` +
+      `raw ${rawTemporal.eventsPerPass} / ${rawTemporal.actionsPerPass}`,
+  );
+  return result;
+}

@@ -1,0 +1,40 @@
+/** The benchmark's sizes: `full` (the figures in `bench/results/`) and `small` (part of the test command). */
+
+/** How much each scenario does. */
+export interface BenchSize {
+  /** Scenario 1: objects per system, created one at a time. */
+  readonly latencyObjects: number;
+  /** Scenario 2: objects per system, created at once. */
+  readonly burstObjects: number;
+  /** Scenario 3: spec updates to one object. */
+  readonly stormUpdates: number;
+  /** Scenario 4: objects held by the bridge and by the bare informer. */
+  readonly memoryObjects: number;
+  /** Scenario 4: object workflows cached by the worker (after a warm-up of 10). */
+  readonly memoryWorkflows: number;
+  /** Scenario 5: steady-state passes counted per system. */
+  readonly costPasses: number;
+}
+
+/** The size names. */
+export type SizeName = 'full' | 'small';
+
+/** The sizes. */
+export const sizes: Record<SizeName, BenchSize> = {
+  full: {
+    latencyObjects: 200,
+    burstObjects: 1000,
+    stormUpdates: 1000,
+    memoryObjects: 10_000,
+    memoryWorkflows: 1000,
+    costPasses: 50,
+  },
+  small: {
+    latencyObjects: 10,
+    burstObjects: 50,
+    stormUpdates: 100,
+    memoryObjects: 500,
+    memoryWorkflows: 50,
+    costPasses: 5,
+  },
+};

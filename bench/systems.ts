@@ -1,0 +1,194 @@
+/**
+ * The three systems every scenario compares, on one stack, in one process: homeostat (its real worker
+ * and informer bridge, with the benchmark reconciler), baseline (a) the raw Temporal workflow started
+ * by signal-with-start, and baseline (b) the in-process controller. The two Temporal workers run for
+ * the whole benchmark on task queues of their own; a bridge or controller is started per namespace.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { Bridge } from '../informer-bridge';
+import { watchedResourcesFor } from '../reconcilers/watched-resources';
+import { bundleObjectWorkflows, createHomeostatWorker, installRuntime } from '../workers/create-worker';
+import { InProcessController } from './controller';
+import type { BenchObjectBody, Kube } from './objects';
+import { createRawActivities } from './raw/activities';
+import { rawReconcileSignal, rawWorkflowType } from './raw/definitions';
+import { benchPlan, benchReconciler } from './reconciler';
+
+/** The systems compared. */
+export type SystemName = 'homeostat' | 'rawTemporal' | 'controller';
+
+/** All systems, in the order they run in each scenario. */
+export const systemNames: readonly SystemName[] = ['homeostat', 'rawTemporal', 'controller'];
+
+/** Human-readable names of the systems. */
+export const systemLabels: Record<SystemName, string> = {
+  homeostat: 'homeostat',
+  rawTemporal: 'raw Temporal (a)',
+  controller: 'in-process controller (b)',
+};
+
+/** What every scenario gets: clients, the running workers, and where to put files. */
+export interface BenchContext {
+  readonly kube: Kube;
+  readonly temporal: Client;
+  readonly temporalNamespace: string;
+  readonly temporalAddress: string;
+  readonly kubeconfig: string;
+  readonly log: Logger;
+  /** Task queue of homeostat's worker. */
+  readonly homeostatQueue: string;
+  /** Task queue of the raw baseline's worker. */
+  readonly rawQueue: string;
+  /** homeostat's workflow bundle for the benchmark reconciler, written to disk (for child workers). */
+  readonly homeostatBundlePath: string;
+  /** A folder outside the repository for this run. */
+  readonly workDir: string;
+  /** A name prefix unique to this run. */
+  readonly runId: string;
+  /** Progress lines. */
+  progress(line: string): void;
+}
+
+/** The workers of a run; {@link Workers.stop} shuts them down. */
+export interface Workers {
+  stop(): Promise<void>;
+}
+
+/** Bundles both workflow entries and starts homeostat's worker and the raw baseline's worker. */
+export async function startWorkers(options: {
+  kube: Kube;
+  temporalAddress: string;
+  temporalNamespace: string;
+  log: Logger;
+  workDir: string;
+}): Promise<{ workers: Workers; homeostatQueue: string; rawQueue: string; homeostatBundlePath: string }> {
+  installRuntime(options.log);
+  const suffix = randomBytes(4).toString('hex');
+  const homeostatQueue = `bench-homeostat-${suffix}`;
+  const rawQueue = `bench-raw-${suffix}`;
+  const [homeostatBundle, rawBundle] = await Promise.all([
+    bundleObjectWorkflows(require.resolve('./homeostat-workflows')),
+    bundleWorkflowCode({ workflowsPath: require.resolve('./raw/workflow') }),
+  ]);
+  const homeostatBundlePath = join(options.workDir, 'homeostat-bench-bundle.js');
+  writeFileSync(homeostatBundlePath, homeostatBundle.code);
+  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const homeostat = await createHomeostatWorker({
+    connection,
+    namespace: options.temporalNamespace,
+    taskQueue: homeostatQueue,
+    workflowBundle: homeostatBundle,
+    reconcilers: [benchReconciler],
+    kc: options.kube.kc,
+    logger: options.log,
+    identity: `bench-homeostat-${process.pid}`,
+  });
+  const raw = await Worker.create({
+    connection,
+    namespace: options.temporalNamespace,
+    taskQueue: rawQueue,
+    workflowBundle: { code: rawBundle.code },
+    activities: createRawActivities(options.kube.custom),
+    identity: `bench-raw-${process.pid}`,
+    maxConcurrentActivityTaskExecutions: 20, // homeostat's default
+  });
+  const running = [homeostat.run(), raw.run()];
+  return {
+    homeostatQueue,
+    rawQueue,
+    homeostatBundlePath,
+    workers: {
+      async stop() {
+        homeostat.shutdown();
+        raw.shutdown();
+        await Promise.allSettled(running);
+        await connection.close();
+      },
+    },
+  };
+}
+
+/** A system running for one namespace. */
+export interface RunningSystem {
+  readonly name: SystemName;
+  /** Told about every object the benchmark created or updated (the raw baseline signals here). */
+  notify(obj: BenchObjectBody): Promise<void>;
+  /** Signals delivered to Temporal so far (homeostat's bridge metric; the raw baseline counts its own). */
+  signalsSent(): Promise<number>;
+  /** Passes run by the in-process controller (the Temporal systems are asked through their workflows). */
+  controllerPasses(): number;
+  stop(): Promise<void>;
+}
+
+/** The raw baseline's workflow ID of an object. */
+export function rawWorkflowId(namespace: string, name: string): string {
+  return `bench-raw/${namespace}/${name}`;
+}
+
+/** Starts `name` for the objects of `namespace` (a bridge, a controller, or nothing for the raw baseline). */
+export async function startSystem(ctx: BenchContext, name: SystemName, namespace: string): Promise<RunningSystem> {
+  if (name === 'homeostat') {
+    const bridge = new Bridge({
+      kc: ctx.kube.kc,
+      resources: watchedResourcesFor([benchPlan]),
+      namespace,
+      client: ctx.temporal,
+      taskQueue: ctx.homeostatQueue,
+      log: ctx.log,
+      leaderElection: false,
+    });
+    bridge.start();
+    for (let i = 0; i < 300 && !bridge.ready; i++) await new Promise((r) => setTimeout(r, 50));
+    return {
+      name,
+      notify: async () => {},
+      signalsSent: async () => (await bridge.metrics.signalsSent.get()).values.reduce((n, v) => n + v.value, 0),
+      controllerPasses: () => 0,
+      stop: async () => {
+        await bridge.stop(5_000);
+      },
+    };
+  }
+  if (name === 'rawTemporal') {
+    let signals = 0;
+    return {
+      name,
+      notify: async (obj) => {
+        const objName = obj.metadata.name!;
+        await ctx.temporal.workflow.signalWithStart(rawWorkflowType, {
+          workflowId: rawWorkflowId(namespace, objName),
+          taskQueue: ctx.rawQueue,
+          signal: rawReconcileSignal,
+          signalArgs: [{ namespace, name: objName, generation: obj.metadata.generation ?? 1 }],
+        });
+        signals++;
+      },
+      signalsSent: async () => signals,
+      controllerPasses: () => 0,
+      stop: async () => {},
+    };
+  }
+  const controller = new InProcessController({ kc: ctx.kube.kc, namespace });
+  await controller.start();
+  return {
+    name,
+    notify: async () => {},
+    signalsSent: async () => 0,
+    controllerPasses: () => controller.passes,
+    stop: () => controller.stop(),
+  };
+}
+
+/** A Temporal client connection for the benchmark. */
+export async function connectClient(
+  address: string,
+  namespace: string,
+): Promise<{ client: Client; close(): Promise<void> }> {
+  const connection = await Connection.connect({ address });
+  return { client: new Client({ connection, namespace }), close: () => connection.close() };
+}
