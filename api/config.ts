@@ -1,16 +1,16 @@
 /**
- * The API process's configuration, parsed once from the environment: every problem is printed and
- * the process exits non-zero; the result is frozen. Temporal settings follow @temporalio/envconfig's
- * variable names (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY).
+ * The API process's configuration, parsed once from the environment (see `config/`): every problem is
+ * printed and the process exits non-zero; the result is frozen. The Temporal connection comes from the
+ * TEMPORAL_* variables through `@temporalio/envconfig`.
  */
 import { z } from 'zod';
+import { loadEnvOrExit, type ParsedEnv } from '../config';
+import { defaultTaskQueue } from '../workflows/definitions';
 import { parseStaticTokens } from './auth';
 
-const schema = z.object({
-  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('homeostat'),
-  TEMPORAL_API_KEY: z.string().min(1).optional(),
-  HOMEOSTAT_TASK_QUEUE: z.string().min(1).default('homeostat'),
+/** The environment variables the API reads (besides TEMPORAL_*). */
+export const apiEnvSchema = z.object({
+  HOMEOSTAT_TASK_QUEUE: z.string().min(1).default(defaultTaskQueue),
   KUBECONFIG: z.string().min(1).optional(),
   /** @default 8080 */
   HOMEOSTAT_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -38,15 +38,9 @@ const schema = z.object({
 });
 
 /** The parsed API configuration. */
-export type ApiConfig = Readonly<z.output<typeof schema>>;
+export type ApiConfig = Readonly<z.output<typeof apiEnvSchema>>;
 
 /** Parses the environment; on error prints every problem and exits with status 2. */
-export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    process.stderr.write('invalid api configuration:\n');
-    for (const issue of parsed.error.issues) process.stderr.write(`  ${issue.path.join('.')}: ${issue.message}\n`);
-    process.exit(2);
-  }
-  return Object.freeze(parsed.data);
+export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ParsedEnv<ApiConfig> {
+  return loadEnvOrExit('api', apiEnvSchema, env);
 }

@@ -6,4 +6,5 @@
 export { buildApiServer, type ApiDeps } from './server';
 export { KubernetesAuth, parseStaticTokens, type Caller, type StaticToken, type AccessRequest } from './auth';
 export { ApiProblem, problem, problemCodes, type ProblemCode, type ProblemDocument } from './problems';
-export { loadApiConfig, type ApiConfig } from './config';
+export { apiEnvSchema, loadApiConfig, type ApiConfig } from './config';
+export { startApiComponent, type RunningApi } from './run-api';

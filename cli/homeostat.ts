@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * `homeostat`: the command line of homeostat's processes. `homeostat worker` and `homeostat bridge`
- * run the production processes (configured by environment variables, validated once at start);
+ * `homeostat`: the command line of homeostat's processes. `homeostat worker`, `bridge`, `api` and
+ * `all` (the three in one process) run the production processes (configured by environment variables, validated once at start);
  * `homeostat crds` prints the built-in CustomResourceDefinitions as YAML.
  */
 import { Command } from 'commander';
@@ -34,6 +34,13 @@ program
   .description('run the HTTP API: trigger and read reconciles (env: TEMPORAL_*, HOMEOSTAT_API_*)')
   .action(() => {
     require('../api/main'); // eslint-disable-line @typescript-eslint/no-require-imports
+  });
+
+program
+  .command('all')
+  .description('run the worker, the informer bridge and the API in one process (env: all of theirs)')
+  .action(() => {
+    require('./all'); // eslint-disable-line @typescript-eslint/no-require-imports
   });
 
 program

@@ -1,10 +1,11 @@
 /**
  * The bridge's configuration, parsed once from the environment (CONVENTIONS.md §5). The Temporal
- * connection follows `@temporalio/envconfig` (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY);
+ * connection comes from the TEMPORAL_* variables through `@temporalio/envconfig` (see `config/`);
  * the Kubernetes connection is the kubeconfig (KUBECONFIG) or the in-cluster service account.
  */
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { loadEnvOrExit, parseEnv, type ParsedEnv } from '../config';
 import { defaultTaskQueue } from '../workflows/definitions';
 
 const ownerKind = z.object({ group: z.string(), kind: z.string().min(1) });
@@ -36,12 +37,9 @@ const seconds = z.coerce.number().positive();
 /** The environment variables the bridge reads. */
 export const bridgeEnvSchema = z.object({
   KUBECONFIG: z.string().optional(),
-  TEMPORAL_ADDRESS: z.string().default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().default('default'),
-  TEMPORAL_API_KEY: z.string().optional(),
   HOMEOSTAT_TASK_QUEUE: z.string().default(defaultTaskQueue),
-  /** JSON array of watched resources. */
-  HOMEOSTAT_BRIDGE_RESOURCES: jsonResources.pipe(z.array(watchedResourceSchema).min(1)),
+  /** JSON array of watched resources; unset: the built-in reconcilers' kinds and the kinds they own. */
+  HOMEOSTAT_BRIDGE_RESOURCES: jsonResources.pipe(z.array(watchedResourceSchema).min(1)).optional(),
   HOMEOSTAT_BRIDGE_NAMESPACE: z.string().optional(),
   HOMEOSTAT_BRIDGE_LABEL_SELECTOR: z.string().optional(),
   HOMEOSTAT_BRIDGE_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -63,12 +61,12 @@ export const bridgeEnvSchema = z.object({
 /** The parsed configuration. */
 export type BridgeConfig = Readonly<z.infer<typeof bridgeEnvSchema>>;
 
-/** Parses `env`; throws an error listing every issue. */
+/** Parses `env` (the bridge's variables only); throws a `ConfigError` listing every problem. */
 export function parseBridgeConfig(env: Record<string, string | undefined>): BridgeConfig {
-  const result = bridgeEnvSchema.safeParse(env);
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid informer-bridge configuration:\n${lines.join('\n')}`);
-  }
-  return Object.freeze(result.data);
+  return parseEnv('informer-bridge', bridgeEnvSchema, env).config;
+}
+
+/** Parses the environment with the Temporal connection; on error prints every problem and exits with status 2. */
+export function loadBridgeConfig(env: Record<string, string | undefined> = process.env): ParsedEnv<BridgeConfig> {
+  return loadEnvOrExit('informer-bridge', bridgeEnvSchema, env);
 }

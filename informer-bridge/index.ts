@@ -11,7 +11,13 @@
 export { Backoff, type BackoffOptions } from './backoff';
 export { Bridge, type BridgeOptions, type LeaderElectionOptions } from './bridge';
 export { ObjectCache, trimObject, objectKey, estimateBytes, lastAppliedAnnotation } from './cache';
-export { bridgeEnvSchema, parseBridgeConfig, watchedResourceSchema, type BridgeConfig } from './config';
+export {
+  bridgeEnvSchema,
+  loadBridgeConfig,
+  parseBridgeConfig,
+  watchedResourceSchema,
+  type BridgeConfig,
+} from './config';
 export { mergeRequests, signalDelivery, type SignalDeliveryOptions } from './delivery';
 export { kubeRequest, collectionPath, KubeRequestError, type KubeRequestOptions, type KubeResponse } from './kube-http';
 export { LeaderElector, type LeaderElectorOptions } from './leader';

@@ -82,6 +82,21 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * The controller-runtime style name of the bridge's work queue depth (the same number as
+   * {@link dirtyKeys}), so one dashboard query covers the bridge's queue and the workers' task queue.
+   */
+  readonly workqueueDepth = new Gauge({
+    name: 'homeostat_workqueue_depth',
+    help: 'Requests waiting in the work queue: for the bridge, objects with an undelivered reconcile request',
+    labelNames: ['name', 'type'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      const depth = (await this.dirtyKeys.get()).values[0]?.value ?? 0;
+      this.workqueueDepth.set({ name: 'informer-bridge', type: 'signal' }, depth);
+    },
+  });
+
   /** @param processMetrics also collect Node's default process metrics @default false */
   constructor(processMetrics = false) {
     if (processMetrics) collectDefaultMetrics({ register: this.registry });

@@ -1,18 +1,18 @@
 /**
- * The demo, the README's first command: the real local stack, homeostat's worker and informer bridge
- * as their own processes, the CRDs, and the Sparkle Pony Ranch examples reconciled to Ready with live
+ * The demo, the README's first command: the real local stack, homeostat's worker, informer bridge and
+ * HTTP API as their own processes (the production entry points), the CRDs, and the Sparkle Pony Ranch examples reconciled to Ready with live
  * progress; then where to look, and everything keeps running until Ctrl-C, which stops it all.
  * `--exit-when-ready` stops right after the examples are Ready (used by tests and CI).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { cacheDir, cleanupStaleStacks, repoRoot, startStack, stopStack } from '../devstack';
-import { builtinPlans, watchedResourcesFor } from '../reconcilers';
+import { freePorts } from '../devstack/processes';
 
 const say = (line: string): void => {
   process.stdout.write(`${line}\n`);
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   let stopping = false;
   const stop = async (code: number): Promise<never> => {
     stopping = true;
-    say('\nstopping worker, bridge and the local stack…');
+    say('\nstopping worker, bridge, API and the local stack…');
     await Promise.all(
       children.map(async (c) => {
         if (c.exitCode !== null) return;
@@ -100,22 +100,25 @@ async function main(): Promise<void> {
     kubectl('wait', '--for=condition=Established', 'crd/apps.homeostat.dev', 'crd/postgresdatabases.homeostat.dev');
     say('  CRDs installed (PostgresDatabase, App)');
 
+    const [apiPort, workerPort, bridgePort] = (await freePorts(3)) as [number, number, number];
+    const token = randomBytes(24).toString('base64url');
     const env = {
       ...process.env,
       KUBECONFIG: e.kubeconfig,
       TEMPORAL_ADDRESS: e.temporalAddress,
       TEMPORAL_NAMESPACE: e.temporalNamespace,
       HOMEOSTAT_WORKFLOW_BUNDLE: await workflowBundle(),
-      HOMEOSTAT_BRIDGE_RESOURCES: JSON.stringify(watchedResourcesFor(Object.values(builtinPlans))),
-      HOMEOSTAT_BRIDGE_PORT: '0',
-      HOMEOSTAT_WORKER_PORT: '0',
+      HOMEOSTAT_BRIDGE_PORT: String(bridgePort),
+      HOMEOSTAT_WORKER_PORT: String(workerPort),
+      HOMEOSTAT_API_PORT: String(apiPort),
+      HOMEOSTAT_API_HOST: '127.0.0.1',
+      // A token for this demo only, mapped to a cluster admin of the local stack.
+      HOMEOSTAT_API_STATIC_TOKENS: `${token}=demo-admin:system:masters`,
+      HOMEOSTAT_TEMPORAL_UI_URL: e.temporalUiUrl,
       LOG_LEVEL: 'warn',
     };
-    for (const [name, entry] of [
-      ['worker', 'workers/main.ts'],
-      ['bridge', 'informer-bridge/main.ts'],
-    ] as const) {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, entry)], {
+    for (const name of ['worker', 'bridge', 'api'] as const) {
+      const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'cli', 'homeostat.ts'), name], {
         env,
         stdio: ['ignore', 'ignore', 'inherit'],
       });
@@ -127,7 +130,7 @@ async function main(): Promise<void> {
       });
       children.push(child);
     }
-    say('  worker and informer bridge started');
+    say('  worker, informer bridge and API started (homeostat worker | bridge | api)');
 
     // The Sparkle Pony Ranch, with the server Secret pointing at the stack's PostgreSQL.
     const kc = new k8s.KubeConfig();
@@ -187,6 +190,15 @@ async function main(): Promise<void> {
       `  kubectl        kubectl --kubeconfig ${e.kubeconfig} get postgresdatabases,apps,deploy,svc,cm,secret -n pony-prod`,
     );
     say(`  PostgreSQL     ${e.postgresUrl}`);
+    const api = `http://127.0.0.1:${apiPort}`;
+    say(`  API            ${api}   (token ${token})`);
+    say(
+      `                 curl -H 'Authorization: Bearer ${token}' ${api}/v1/objects/homeostat.dev/v1alpha1/App/pony-prod/pony-spawner`,
+    );
+    say(`                 npx tsx cli/homeostat.ts reconcile App pony-prod/pony-spawner --api ${api} --token ${token}`);
+    say(
+      `  metrics        worker http://127.0.0.1:${workerPort}/metrics · bridge http://127.0.0.1:${bridgePort}/metrics · api ${api}/metrics`,
+    );
     say(`  env file       ${e.envFile}   (eval "$(npm run -s devstack -- env --name ${stackName})")`);
     say('  try            kubectl … -n pony-prod scale deploy/pony-spawner --replicas=1   (homeostat puts 3 back)');
     if (values['exit-when-ready']) return stop(0);

@@ -16,29 +16,57 @@ import {
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/create-activities';
 import type { Reconciler } from '../reconcilers/define-reconciler';
-import { defaultTaskQueue } from '../workflows/definitions';
+import { defaultTaskQueue, reconcileMetricNames } from '../workflows/definitions';
 import { PinoTemporalLogger } from './logger';
+import { reconcileTimeBuckets } from './metrics';
 
 /** The workflow entry module of the built-in reconcilers. */
 export const defaultWorkflowsPath = require.resolve('../workflows');
 
 let runtimeInstalled = false;
 
+/** Options of {@link installRuntime}. */
+export interface RuntimeOptions {
+  /** Core's own log level. @default 'WARN' */
+  readonly coreLevel?: 'ERROR' | 'WARN' | 'INFO' | 'DEBUG';
+  /**
+   * `host:port` where Core's Prometheus exporter serves the SDK's metrics and the workflows'
+   * `metricMeter` metrics (the worker's `/metrics` merges them); unset exports no metrics.
+   */
+  readonly prometheusBindAddress?: string;
+}
+
 /**
- * Installs the Temporal Runtime with logs forwarded to pino. Only the first call in a process takes
- * effect (the Runtime is a process-wide singleton).
+ * Installs the Temporal Runtime with logs forwarded to pino (and metrics exported when asked). Only
+ * the first call in a process takes effect (the Runtime is a process-wide singleton); returns whether
+ * this call installed it.
  */
-export function installRuntime(logger: Logger, coreLevel: 'ERROR' | 'WARN' | 'INFO' | 'DEBUG' = 'WARN'): void {
-  if (runtimeInstalled) return;
+export function installRuntime(logger: Logger, options: RuntimeOptions = {}): boolean {
+  if (runtimeInstalled) return false;
   runtimeInstalled = true;
   try {
     Runtime.install({
       logger: new PinoTemporalLogger(logger.child({ component: 'temporal' })),
-      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: coreLevel }), forward: {} } },
+      telemetryOptions: {
+        logging: { filter: makeTelemetryFilterString({ core: options.coreLevel ?? 'WARN' }), forward: {} },
+        ...(options.prometheusBindAddress
+          ? {
+              metrics: {
+                prometheus: {
+                  bindAddress: options.prometheusBindAddress,
+                  useSecondsForDurations: true,
+                  histogramBucketOverrides: { [reconcileMetricNames.time]: reconcileTimeBuckets },
+                },
+              },
+            }
+          : {}),
+      },
     });
+    return true;
   } catch (err) {
     // Already instantiated by someone else (e.g. a test that created a connection first).
     logger.warn({ err }, 'temporal runtime already installed; logs not forwarded to pino');
+    return false;
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The worker process: `tsx workers/main.ts` (or `node dist/workers/main.js`). Configuration comes from
+ * The worker process: `homeostat worker` (or `node dist/workers/main.js`). Configuration comes from
  * the environment (see `config.ts`).
  */
 import pino from 'pino';
@@ -7,16 +7,18 @@ import { builtinReconcilers } from '../reconcilers';
 import { loadWorkerConfig } from './config';
 import { runWorker } from './run-worker';
 
-const config = loadWorkerConfig();
+const { config, temporal } = loadWorkerConfig();
 const logger = pino({ name: 'homeostat-worker', level: config.LOG_LEVEL });
 
 runWorker({
-  temporalAddress: config.TEMPORAL_ADDRESS,
-  namespace: config.TEMPORAL_NAMESPACE,
+  temporalAddress: temporal.connectionOptions.address,
+  connectionOptions: temporal.connectionOptions,
+  namespace: temporal.namespace,
   taskQueue: config.HOMEOSTAT_TASK_QUEUE,
   reconcilers: builtinReconcilers,
   logger,
   httpPort: config.HOMEOSTAT_WORKER_PORT,
+  maxConcurrentActivityTaskExecutions: config.HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES,
   ...(config.KUBECONFIG ? { kubeconfig: config.KUBECONFIG } : {}),
   ...(config.HOMEOSTAT_WORKFLOW_BUNDLE ? { workflowBundlePath: config.HOMEOSTAT_WORKFLOW_BUNDLE } : {}),
   ...(config.HOMEOSTAT_WORKER_IDENTITY ? { identity: config.HOMEOSTAT_WORKER_IDENTITY } : {}),

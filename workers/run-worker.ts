@@ -3,10 +3,11 @@
  * worker and run it until SIGINT/SIGTERM. `workers/main.ts` calls it with the built-in reconcilers;
  * tests call it from a child process with their own reconcilers.
  */
-import * as k8s from '@kubernetes/client-node';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
+import { loadKubeConfig } from '../config';
 import { startWorkerHttpServer } from './http-server';
+import { freeLoopbackPort, WorkerMetrics } from './metrics';
 import type { Reconciler } from '../reconcilers/define-reconciler';
 import {
   bundleObjectWorkflows,
@@ -19,6 +20,8 @@ import {
 /** Options of {@link runWorker}. */
 export interface RunWorkerOptions {
   readonly temporalAddress: string;
+  /** The whole connection (TLS, API key, gRPC metadata), e.g. from `@temporalio/envconfig`; overrides `temporalAddress`. */
+  readonly connectionOptions?: NativeConnectionOptions;
   readonly namespace: string;
   readonly taskQueue: string;
   /** Path of a kubeconfig; unset loads the default (in-cluster or ~/.kube/config). */
@@ -32,18 +35,22 @@ export interface RunWorkerOptions {
   readonly logger?: Logger;
   /** Called once the worker polls (e.g. to print a readiness line). */
   readonly onReady?: () => void;
-  /** Port of `/healthz`, `/readyz` and `/metrics`; 0 takes any free port; undefined serves none. */
+  /**
+   * Port of `/healthz`, `/readyz` and `/metrics` (reconcile metrics, the SDK's metrics, the task
+   * queue depth); 0 takes any free port; undefined serves none and exports no metrics.
+   */
   readonly httpPort?: number;
+  /** Activities this worker runs at once. @default 20 */
+  readonly maxConcurrentActivityTaskExecutions?: number;
 }
 
 /** Runs a worker until it is signalled to stop. */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const logger = options.logger ?? pino({ name: 'homeostat-worker' });
-  installRuntime(logger);
-  const kc = new k8s.KubeConfig();
-  if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
-  else kc.loadFromDefault();
-  const connection = await NativeConnection.connect({ address: options.temporalAddress });
+  const coreMetricsAddress = options.httpPort === undefined ? undefined : `127.0.0.1:${await freeLoopbackPort()}`;
+  const exporting = installRuntime(logger, coreMetricsAddress ? { prometheusBindAddress: coreMetricsAddress } : {});
+  const kc = loadKubeConfig(options.kubeconfig);
+  const connection = await NativeConnection.connect(options.connectionOptions ?? { address: options.temporalAddress });
   try {
     const workflowBundle = options.workflowBundlePath
       ? { codePath: options.workflowBundlePath }
@@ -57,12 +64,22 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       kc,
       logger,
       ...(options.identity ? { identity: options.identity } : {}),
+      ...(options.maxConcurrentActivityTaskExecutions
+        ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions }
+        : {}),
     });
     logger.info({ taskQueue: options.taskQueue, namespace: options.namespace }, 'worker started');
     const http =
       options.httpPort === undefined
         ? undefined
-        : await startWorkerHttpServer(options.httpPort, () => worker.getState() === 'RUNNING');
+        : await startWorkerHttpServer(
+            options.httpPort,
+            () => worker.getState() === 'RUNNING',
+            new WorkerMetrics({
+              ...(exporting && coreMetricsAddress ? { coreMetricsAddress } : {}),
+              taskQueue: { connection, namespace: options.namespace, name: options.taskQueue },
+            }),
+          );
     if (http) logger.info({ port: http.port }, 'http listening');
     const running = runUntilSignalled(worker, logger);
     options.onReady?.();

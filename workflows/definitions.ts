@@ -61,6 +61,19 @@ export const searchAttributeKeys = {
   generation: defineSearchAttributeKey('HomeostatGeneration', SearchAttributeType.INT),
 } as const;
 
+/**
+ * The reconcile metrics the object workflow emits through the workflow `metricMeter`, exported by the
+ * worker's `/metrics` (controller-runtime's names with homeostat's prefix). Labels: `group` (`core`
+ * for the core group), `kind`, and on the total `result` (a {@link PassResult}); errors count the
+ * `degraded` and `invalid` passes; the time is a pass's duration in seconds (workflow time: from the
+ * workflow task that started it to the one that finished it).
+ */
+export const reconcileMetricNames = {
+  total: 'homeostat_reconcile_total',
+  errors: 'homeostat_reconcile_errors_total',
+  time: 'homeostat_reconcile_time_seconds',
+} as const;
+
 /** The lifecycle phase an object's `status.phase` reports (DESIGN.md). */
 export type Phase = 'Pending' | 'Reconciling' | 'Ready' | 'Degraded' | 'Invalid' | 'Deleting';
 

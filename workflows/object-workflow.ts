@@ -14,6 +14,7 @@ import {
   patched,
   continueAsNew,
   log,
+  metricMeter,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -39,6 +40,7 @@ import {
   type StepPlan,
 } from '../reconcilers/plan';
 import {
+  reconcileMetricNames,
   reconcileNowUpdate,
   reconcileRequestedSignal,
   searchAttributeKeys,
@@ -562,6 +564,17 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
 
     const driftMs = plan.driftCheckInterval !== undefined ? durationMs(plan.driftCheckInterval, 0) : undefined;
     const maxPasses = plan.maxPassesPerRun ?? defaultMaxPassesPerRun;
+    // Metrics are not commands: emitting them leaves the history unchanged, and the SDK drops them
+    // while replaying, so a pass is counted once however often its history is replayed.
+    const meter = metricMeter.withTags({ group: ref.group || 'core', kind: ref.kind });
+    const reconcileTotal = meter.createCounter(reconcileMetricNames.total, '', 'Reconcile passes, by result');
+    const reconcileErrors = meter.createCounter(reconcileMetricNames.errors, '', 'Reconcile passes that failed');
+    const reconcileTime = meter.createHistogram(
+      reconcileMetricNames.time,
+      'float',
+      's',
+      'Duration of reconcile passes',
+    );
     if (carried?.timer) armTimer(carried.timer.kind, Math.max(0, carried.timer.at - Date.now()));
     showDetails();
 
@@ -591,6 +604,7 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
       nextTimer = undefined;
       showDetails();
       let result: PassOutcome;
+      const passStartedAt = Date.now();
       try {
         result = await runPass();
       } catch (err) {
@@ -601,6 +615,9 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
         result = outcome('degraded', currentGeneration ?? 0);
       }
       reconciling = false;
+      reconcileTotal.add(1, { result: result.result });
+      if (result.result === 'degraded' || result.result === 'invalid') reconcileErrors.add(1);
+      reconcileTime.record((Date.now() - passStartedAt) / 1000);
       passes += 1;
       passesThisRun += 1;
       lastOutcome = result;

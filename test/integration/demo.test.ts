@@ -1,27 +1,44 @@
 /**
- * The README's first command, run headless: the demo brings the Sparkle Pony Ranch to Ready on its
- * own stack (beside the test run's) and prints where to look.
+ * The README's first command: the demo brings the Sparkle Pony Ranch to Ready on its own stack (beside
+ * the test run's), prints where to look, and — left running — serves the API with the printed token
+ * and every process's `/metrics` with the reconcile metrics of what it just did, until Ctrl-C.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { stackDir } from '../../devstack';
 import { randomSuffix } from '../support/harness';
 
+const cli = join(__dirname, '../../cli/homeostat.ts');
+
+function startDemo(...args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'dev', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { child, output: () => out, exited };
+}
+
+/** The sum of a metric's samples whose labels include `labels`. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  let found: number | undefined;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    found = (found ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return found;
+}
+
 describe('the demo (homeostat dev, what npm run demo runs)', () => {
   it('given --exit-when-ready, it brings the examples to Ready, prints the links and stops everything', async () => {
     const name = `demo-test-${randomSuffix()}`;
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(__dirname, '../../cli/homeostat.ts'), 'dev', '--exit-when-ready', '--stack-name', name],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const demo = startDemo('--exit-when-ready', '--stack-name', name);
+    const code = await demo.exited;
+    const out = demo.output();
     expect({ code, out }).toEqual({ code: 0, out: expect.stringContaining('the Sparkle Pony Ranch is Ready') });
     expect(out).toMatch(/postgresdatabases\/pony-spawner-db\s+Ready — All 5 steps succeeded/);
     expect(out).toMatch(/apps\/pony-spawner\s+Ready — All 3 steps succeeded/);
@@ -29,7 +46,65 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       /Temporal UI\s+http:\/\/127\.0\.0\.1:\d+\/namespaces\/homeostat\/workflows\?query=HomeostatNamespace/,
     );
     expect(out).toMatch(/kubectl\s+kubectl --kubeconfig \S+\/kubeconfig get/);
+    expect(out).toMatch(/API\s+http:\/\/127\.0\.0\.1:\d+\s+\(token \S+\)/);
     expect(out).toContain('stopped');
     expect(existsSync(stackDir(name))).toBe(false);
+  });
+
+  it('given it keeps running, the printed API token works and each process’s /metrics shows the reconcile metrics; Ctrl-C stops all', async () => {
+    const name = `demo-test-${randomSuffix()}`;
+    const demo = startDemo('--stack-name', name);
+    try {
+      const deadline = Date.now() + 240_000;
+      while (!demo.output().includes('press Ctrl-C') && demo.child.exitCode === null && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const out = demo.output();
+      expect(out).toContain('press Ctrl-C');
+      const [, api, token] = /API\s+(http:\/\/127\.0\.0\.1:\d+)\s+\(token (\S+)\)/.exec(out)!;
+      const [, worker, bridge] = /metrics\s+worker (\S+) · bridge (\S+) · api \S+/.exec(out)!;
+
+      // An API-triggered reconcile with the printed token.
+      const reconcile = await fetch(`${api}/v1/objects/homeostat.dev/v1alpha1/App/pony-prod/pony-spawner/reconcile`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(reconcile.status).toBe(200);
+      expect(await reconcile.json()).toMatchObject({ outcome: { result: 'ready', phase: 'Ready' } });
+
+      const scrape = async (url: string) => (await fetch(url)).text();
+      const workerMetrics = await scrape(worker!);
+      // Reconcile passes per kind and result (from the workflow metricMeter through Core's exporter).
+      expect(sample(workerMetrics, 'homeostat_reconcile_total', { kind: 'App', result: 'ready' })).toBeGreaterThan(1);
+      expect(
+        sample(workerMetrics, 'homeostat_reconcile_total', { kind: 'PostgresDatabase', result: 'ready' }),
+      ).toBeGreaterThan(0);
+      expect(sample(workerMetrics, 'homeostat_reconcile_errors_total')).toBeGreaterThanOrEqual(0);
+      expect(sample(workerMetrics, 'homeostat_reconcile_time_seconds_count', { kind: 'App' })).toBeGreaterThan(1);
+      expect(sample(workerMetrics, 'homeostat_reconcile_time_seconds_sum', { kind: 'App' })).toBeGreaterThan(0);
+      expect(sample(workerMetrics, 'homeostat_workqueue_depth', { type: 'workflow' })).toBeGreaterThanOrEqual(0);
+      // The SDK's own metrics.
+      expect(sample(workerMetrics, 'temporal_workflow_task_execution_latency_count')).toBeGreaterThan(0);
+      expect(sample(workerMetrics, 'temporal_activity_execution_latency_count')).toBeGreaterThan(0);
+
+      const bridgeMetrics = await scrape(bridge!);
+      expect(sample(bridgeMetrics, 'homeostat_bridge_signals_sent_total')).toBeGreaterThan(0);
+      expect(sample(bridgeMetrics, 'homeostat_bridge_watch_events_total', { type: 'ADDED' })).toBeGreaterThan(0);
+      expect(sample(bridgeMetrics, 'homeostat_workqueue_depth', { name: 'informer-bridge' })).toBe(0);
+
+      const apiMetrics = await scrape(`${api}/metrics`);
+      expect(sample(apiMetrics, 'homeostat_api_reconciles_total', { kind: 'App' })).toBe(1);
+      expect(sample(apiMetrics, 'homeostat_api_requests_total')).toBeGreaterThan(0);
+
+      demo.child.kill('SIGINT');
+      expect(await demo.exited).toBe(0);
+      expect(demo.output()).toContain('stopped');
+      expect(existsSync(stackDir(name))).toBe(false);
+    } finally {
+      if (demo.child.exitCode === null) {
+        demo.child.kill('SIGINT');
+        await demo.exited;
+      }
+    }
   });
 });

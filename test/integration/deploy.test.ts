@@ -46,6 +46,7 @@ describe('deploy manifests', () => {
         'Role',
         'RoleBinding',
         'ConfigMap',
+        'Service',
       ]),
     );
     expect(out.trim().split('\n')).toHaveLength(docs.length);
@@ -57,11 +58,12 @@ describe('deploy manifests', () => {
     }
   });
 
-  it('given the RBAC rules, none uses * and only the worker and bridge touch Secrets (their reconcilers need them)', () => {
+  it('given the RBAC rules, none uses * and only the worker and bridge touch Secrets (their reconcilers need them), not the API', () => {
     const roles = docs.filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role') as (k8s.KubernetesObject & {
       rules: Rule[];
     })[];
     expect(roles.map((r) => r.metadata?.name).sort()).toEqual([
+      'homeostat-api',
       'homeostat-bridge',
       'homeostat-bridge-leader-election',
       'homeostat-worker',
@@ -135,6 +137,27 @@ describe('deploy manifests', () => {
       ['create', 'coordination.k8s.io', 'leases', 'homeostat-system'],
     ])('lets the bridge %s %s/%s in %s', async (verb, group, resource, namespace) => {
       expect(await allowed('homeostat-bridge', { verb, group, resource, namespace })).toBe(true);
+    });
+
+    it.each([
+      ['create', 'authentication.k8s.io', 'tokenreviews', ''],
+      ['create', 'authorization.k8s.io', 'subjectaccessreviews', ''],
+      ['get', 'homeostat.dev', 'apps', ns],
+      ['get', 'homeostat.dev', 'postgresdatabases', ns],
+    ])('lets the api %s %s/%s in %s', async (verb, group, resource, namespace) => {
+      expect(await allowed('homeostat-api', { verb, group, resource, namespace })).toBe(true);
+    });
+
+    it.each([
+      ['get', '', 'secrets', ns],
+      ['list', '', 'secrets', ''],
+      ['patch', 'homeostat.dev', 'apps', ns],
+      ['list', 'homeostat.dev', 'apps', ns],
+      ['patch', 'homeostat.dev', 'apps/status', ns],
+      ['create', '', 'pods', ns],
+      ['create', 'authorization.k8s.io', 'selfsubjectrulesreviews', ''],
+    ])('refuses the api %s %s/%s in %s', async (verb, group, resource, namespace) => {
+      expect(await allowed('homeostat-api', { verb, group, resource, namespace })).toBe(false);
     });
 
     it.each([

@@ -1,0 +1,68 @@
+/**
+ * `homeostat all`: the worker, the informer bridge and the API in one process — for small
+ * installations and single-machine setups. One environment configures all three (the union of their
+ * variables, checked together); the worker's and the bridge's operations endpoints default to ports
+ * 8081 and 8082 so that the API keeps 8080. SIGTERM stops the three gracefully: the bridge flushes
+ * its pending requests and releases its Lease, the API finishes in-flight requests, the worker
+ * finishes its tasks.
+ */
+import pino from 'pino';
+import { apiEnvSchema } from '../api/config';
+import { startApiComponent } from '../api/run-api';
+import { loadEnvOrExit } from '../config';
+import { bridgeEnvSchema } from '../informer-bridge/config';
+import { startBridgeComponent } from '../informer-bridge/run-bridge';
+import { builtinReconcilers } from '../reconcilers';
+import { builtinPlans } from '../reconcilers/builtin-plans';
+import { watchedResourcesFor } from '../reconcilers/watched-resources';
+import { workerEnvSchema } from '../workers/config';
+import { runWorker } from '../workers/run-worker';
+
+/** The environment of `homeostat all`: every variable of the three processes. */
+export const allEnvSchema = workerEnvSchema.extend(bridgeEnvSchema.shape).extend(apiEnvSchema.shape).extend({
+  LOG_LEVEL: workerEnvSchema.shape.LOG_LEVEL,
+});
+
+/** Default ports of `homeostat all`'s operations endpoints (the API keeps HOMEOSTAT_API_PORT). */
+export const allDefaultPorts = { HOMEOSTAT_WORKER_PORT: '8081', HOMEOSTAT_BRIDGE_PORT: '8082' } as const;
+
+async function main(): Promise<void> {
+  const { config, temporal } = loadEnvOrExit('homeostat all', allEnvSchema, { ...allDefaultPorts, ...process.env });
+  const logger = pino({ name: 'homeostat', level: config.LOG_LEVEL });
+  const api = await startApiComponent({ config, temporal });
+  const bridge = await startBridgeComponent({
+    config,
+    temporal,
+    defaultResources: watchedResourcesFor(Object.values(builtinPlans)),
+    log: logger.child({ component: 'informer-bridge' }),
+  });
+  let stopping: Promise<unknown> | undefined;
+  const stopOthers = (): void => {
+    stopping ??= Promise.all([bridge.stop(), api.stop()]);
+  };
+  process.once('SIGTERM', stopOthers);
+  process.once('SIGINT', stopOthers);
+  // Resolves once the worker has been signalled and has finished its tasks.
+  await runWorker({
+    temporalAddress: temporal.connectionOptions.address,
+    connectionOptions: temporal.connectionOptions,
+    namespace: temporal.namespace,
+    taskQueue: config.HOMEOSTAT_TASK_QUEUE,
+    reconcilers: builtinReconcilers,
+    logger: logger.child({ component: 'worker' }),
+    httpPort: config.HOMEOSTAT_WORKER_PORT,
+    maxConcurrentActivityTaskExecutions: config.HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES,
+    ...(config.KUBECONFIG ? { kubeconfig: config.KUBECONFIG } : {}),
+    ...(config.HOMEOSTAT_WORKFLOW_BUNDLE ? { workflowBundlePath: config.HOMEOSTAT_WORKFLOW_BUNDLE } : {}),
+    ...(config.HOMEOSTAT_WORKER_IDENTITY ? { identity: config.HOMEOSTAT_WORKER_IDENTITY } : {}),
+  });
+  stopOthers();
+  await stopping;
+  logger.info({}, 'stopped');
+  process.exit(0);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`homeostat all failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

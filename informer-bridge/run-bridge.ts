@@ -1,0 +1,70 @@
+/**
+ * The informer bridge as a process component: Temporal client (lazy, so every change is kept while
+ * Temporal is unavailable), the bridge, and its `/healthz`, `/readyz`, `/metrics` server. Used by
+ * `homeostat bridge` and `homeostat all`.
+ */
+import { Client, Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { loadKubeConfig, type TemporalSettings } from '../config';
+import { Bridge } from './bridge';
+import type { BridgeConfig } from './config';
+import { BridgeMetrics } from './metrics';
+import { startHttpServer } from './server';
+import type { WatchedResource } from './types';
+
+/** A running bridge component. */
+export interface RunningBridge {
+  readonly bridge: Bridge;
+  /** Port of `/healthz`, `/readyz` and `/metrics`. */
+  readonly port: number;
+  /** Flushes pending requests (up to the configured time), releases the Lease, closes the server and connection. */
+  stop(): Promise<{ flushed: boolean }>;
+}
+
+/** Starts the bridge; `defaultResources` are watched when HOMEOSTAT_BRIDGE_RESOURCES is unset. */
+export async function startBridgeComponent(options: {
+  config: BridgeConfig;
+  temporal: TemporalSettings;
+  defaultResources: readonly WatchedResource[];
+  log: Logger;
+}): Promise<RunningBridge> {
+  const { config, temporal, log } = options;
+  const kc = loadKubeConfig(config.KUBECONFIG);
+  const connection = Connection.lazy(temporal.connectionOptions);
+  const client = new Client({ connection, namespace: temporal.namespace });
+  const bridge = new Bridge({
+    kc,
+    resources: config.HOMEOSTAT_BRIDGE_RESOURCES ?? [...options.defaultResources],
+    namespace: config.HOMEOSTAT_BRIDGE_NAMESPACE,
+    labelSelector: config.HOMEOSTAT_BRIDGE_LABEL_SELECTOR,
+    client,
+    taskQueue: config.HOMEOSTAT_TASK_QUEUE,
+    log,
+    metrics: new BridgeMetrics(true),
+    concurrency: config.HOMEOSTAT_BRIDGE_CONCURRENCY,
+    resyncIntervalMs: config.HOMEOSTAT_BRIDGE_RESYNC_SECONDS * 1000,
+    watchTimeoutSeconds: config.HOMEOSTAT_BRIDGE_WATCH_TIMEOUT_SECONDS,
+    inactivityTimeoutMs: config.HOMEOSTAT_BRIDGE_INACTIVITY_SECONDS * 1000,
+    leaderElection: config.HOMEOSTAT_BRIDGE_LEADER_ELECTION && {
+      namespace: config.HOMEOSTAT_BRIDGE_LEASE_NAMESPACE,
+      name: config.HOMEOSTAT_BRIDGE_LEASE_NAME,
+      identity: config.HOMEOSTAT_BRIDGE_IDENTITY,
+      leaseDurationMs: config.HOMEOSTAT_BRIDGE_LEASE_SECONDS * 1000,
+      renewDeadlineMs: config.HOMEOSTAT_BRIDGE_RENEW_DEADLINE_SECONDS * 1000,
+      retryPeriodMs: config.HOMEOSTAT_BRIDGE_RETRY_PERIOD_SECONDS * 1000,
+    },
+  });
+  const { server, port } = await startHttpServer(bridge, config.HOMEOSTAT_BRIDGE_PORT);
+  log.info({ port }, 'http listening');
+  bridge.start();
+  return {
+    bridge,
+    port,
+    async stop() {
+      const flushed = await bridge.stop(config.HOMEOSTAT_BRIDGE_SHUTDOWN_FLUSH_SECONDS * 1000);
+      server.close();
+      await connection.close().catch(() => {});
+      return { flushed };
+    },
+  };
+}
