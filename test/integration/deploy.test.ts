@@ -155,7 +155,8 @@ describe('deploy manifests', () => {
       ['list', 'homeostat.dev', 'apps', ns],
       ['patch', 'homeostat.dev', 'apps/status', ns],
       ['create', '', 'pods', ns],
-      ['create', 'authorization.k8s.io', 'selfsubjectrulesreviews', ''],
+      ['create', '', 'secrets', ns],
+      ['delete', 'homeostat.dev', 'postgresdatabases', ns],
     ])('refuses the api %s %s/%s in %s', async (verb, group, resource, namespace) => {
       expect(await allowed('homeostat-api', { verb, group, resource, namespace })).toBe(false);
     });
@@ -176,6 +177,7 @@ describe('deploy manifests', () => {
       encoding: 'utf8',
     });
     expect(services.trim().split('\n').sort()).toEqual([
+      'api',
       'bridge',
       'crds',
       'k3s',
