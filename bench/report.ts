@@ -8,7 +8,7 @@ import type { LatencyResult } from './scenarios/latency';
 import type { MemoryResult } from './scenarios/memory';
 import type { StormResult } from './scenarios/storm';
 import type { BenchSize, SizeName } from './sizes';
-import { ratio } from './stats';
+import { ratio, round } from './stats';
 
 /** Everything one run measured. */
 export interface BenchResult {
@@ -51,9 +51,9 @@ export function markdown(result: BenchResult): string {
   row(
     `2. Burst (${burst.objects} objects at once)`,
     'all Ready (s)',
-    B.homeostat.totalMs / 1000,
-    B.rawTemporal.totalMs / 1000,
-    B.controller.totalMs / 1000,
+    round(B.homeostat.totalMs / 1000, 2),
+    round(B.rawTemporal.totalMs / 1000, 2),
+    round(B.controller.totalMs / 1000, 2),
   );
   row(
     '',
@@ -93,6 +93,7 @@ export function markdown(result: BenchResult): string {
     undefined,
     memory.informer.rssMiB,
   );
+  row('', 'RSS before listing, modules loaded (MiB)', memory.bridge.idleRssMiB, undefined, memory.informer.idleRssMiB);
   row('', 'RSS per cached object (bytes)', memory.bridge.bytesPerObject, undefined, memory.informer.bytesPerObject);
   row(
     '',
@@ -142,8 +143,7 @@ export function markdown(result: BenchResult): string {
     '',
     `Ratios are homeostat ÷ baseline: above 1 homeostat takes more time, memory or money (for objects/s, below 1 it is slower). ` +
       `Price: ${cost.price.assumption}. Minimum per pass for N steps: 4 + 6N events, 1 + N actions. ` +
-      `The first passes (create → Ready, settled) cost homeostat ${cost.homeostat.firstPasses.events} events / ${cost.homeostat.firstPasses.actions} actions ` +
-      `and the raw workflow ${cost.rawTemporal.firstPasses.events} / ${cost.rawTemporal.firstPasses.actions}. ` +
+      `A steady pass is a reconcile request for an object already Ready (homeostat: observe + ${cost.steps} steps, status unchanged so not written; raw: ${cost.steps} steps + its status write). ` +
       `Storm updates went in at ${fmt(S.homeostat?.updatesPerSecond)}/s (homeostat run) and ${fmt(S.controller?.updatesPerSecond)}/s (controller run).`,
     '',
   ].join('\n');

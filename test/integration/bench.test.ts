@@ -1,0 +1,65 @@
+/**
+ * The benchmark at its small size, on the run's stack, so it cannot rot: every scenario runs for
+ * homeostat and its baselines and the results file holds numbers for all five. No timing is asserted.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runBench } from '../../bench';
+import { Stack } from '../../devstack';
+
+/** Every number found in a JSON value, with its path. */
+function numbers(value: unknown, path = ''): [string, number][] {
+  if (typeof value === 'number') return [[path, value]];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([k, v]) => numbers(v, `${path}.${k}`));
+}
+
+describe('bench: homeostat against its baselines (small size)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'homeostat-bench-test-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('given the small size, it runs all five scenarios for every system on the run stack and writes results with numbers', async () => {
+    const name = process.env.HOMEOSTAT_TEST_STACK;
+    if (!name) throw new Error('HOMEOSTAT_TEST_STACK is not set: run integration tests through jest (global setup)');
+    const stack = await Stack.attach(name);
+    const lines: string[] = [];
+    const { files } = await runBench({ size: 'small', stack, resultsDir: dir, progress: (l) => lines.push(l) });
+
+    const result = JSON.parse(readFileSync(files.json, 'utf8'));
+    expect(result.size).toBe('small');
+    expect(Object.keys(result.scenarios).sort()).toEqual(['burst', 'cost', 'latency', 'memory', 'storm']);
+    const systems = ['homeostat', 'rawTemporal', 'controller'];
+    expect(Object.keys(result.scenarios.latency.systems).sort()).toEqual([...systems].sort());
+    expect(Object.keys(result.scenarios.burst.systems).sort()).toEqual([...systems].sort());
+    expect(Object.keys(result.scenarios.storm.systems).sort()).toEqual(['controller', 'homeostat']);
+    for (const s of systems) {
+      expect(result.scenarios.latency.systems[s].n).toBe(result.parameters.latencyObjects);
+      expect(result.scenarios.burst.systems[s].latency.n).toBe(result.parameters.burstObjects);
+    }
+    // Every figure is a finite number, and the counts are what the scenarios did.
+    const all = numbers(result.scenarios);
+    expect(all.length).toBeGreaterThan(50);
+    expect(all.filter(([, v]) => !Number.isFinite(v))).toEqual([]);
+    expect(result.scenarios.storm.systems.homeostat.signalsSent).toBeGreaterThan(0);
+    expect(result.scenarios.storm.systems.homeostat.passes).toBeGreaterThan(0);
+    expect(result.scenarios.storm.systems.controller.passes).toBeGreaterThan(0);
+    expect(result.scenarios.memory.bridge.cached).toBe(result.parameters.memoryObjects);
+    expect(result.scenarios.memory.informer.cached).toBe(result.parameters.memoryObjects);
+    expect(result.scenarios.memory.worker.cachedAfter).toBeGreaterThan(result.scenarios.memory.worker.cachedBefore);
+    expect(result.scenarios.cost.homeostat.actionsPerPass).toBeGreaterThanOrEqual(
+      result.scenarios.cost.minimum.actionsPerPass,
+    );
+    expect(result.scenarios.cost.rawTemporal.eventsPerPass).toBeGreaterThan(0);
+
+    // The markdown table has a row per metric and the environment it was measured in.
+    const md = readFileSync(files.md, 'utf8');
+    for (const heading of ['1. Latency', '2. Burst', '3. Storm', '4. Memory', '5. Cost']) expect(md).toContain(heading);
+    expect(md).toContain('per million actions');
+    expect(result.environment.versions.kubernetes).toMatch(/^v1\./);
+    process.stdout.write(`${md}\n`);
+  }, 1_200_000);
+});
