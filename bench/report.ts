@@ -118,6 +118,18 @@ export function markdown(result: BenchResult): string {
     cost.homeostat.usdPerMillionReconciles,
     cost.rawTemporal.usdPerMillionReconciles,
   );
+  row(
+    '',
+    'create → Ready and settled: history events',
+    cost.homeostat.firstPasses.events,
+    cost.rawTemporal.firstPasses.events,
+  );
+  row(
+    '',
+    'create → Ready and settled: actions',
+    cost.homeostat.firstPasses.actions,
+    cost.rawTemporal.firstPasses.actions,
+  );
 
   const header = [
     'scenario',
