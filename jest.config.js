@@ -1,5 +1,6 @@
-// Two projects: unit (pure logic, no servers) and integration (one real stack per run, started by
-// test/support/global-setup.ts). @kubernetes/client-node and its ESM-only dependencies are
+// Three projects: unit (pure logic, no servers), integration (one real stack per run, started by
+// test/support/global-setup.ts) and faults (test/faults/: each file starts a stack of its own, because
+// its faults stop and restart the servers). @kubernetes/client-node and its ESM-only dependencies are
 // transpiled to CommonJS by ts-jest, because jest's module system does not use Node's require(esm).
 const esmPackages = [
   '@kubernetes/client-node',
@@ -35,6 +36,12 @@ module.exports = {
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
       setupFilesAfterEnv: ['<rootDir>/test/support/integration-setup.ts'],
       slowTestThreshold: 30,
+    },
+    {
+      ...common,
+      displayName: 'faults',
+      testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
+      slowTestThreshold: 300,
     },
   ],
 };
