@@ -53,7 +53,12 @@ export function parseStaticTokens(text: string): StaticToken[] {
     .map((entry) => {
       const eq = entry.indexOf('=');
       if (eq < 16) throw new Error('static tokens look like <token of 16+ characters>=<user>[:<group>,<group>]');
-      const [user, groups] = entry.slice(eq + 1).split(':');
+      // Only the first colon separates the user from the groups: group names such as
+      // system:masters contain colons themselves.
+      const identity = entry.slice(eq + 1);
+      const colon = identity.indexOf(':');
+      const user = colon < 0 ? identity : identity.slice(0, colon);
+      const groups = colon < 0 ? '' : identity.slice(colon + 1);
       if (!user) throw new Error('a static token needs a user name');
       return { token: entry.slice(0, eq), user, groups: groups ? groups.split(',').filter(Boolean) : [] };
     });

@@ -616,7 +616,8 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
       }
       reconciling = false;
       reconcileTotal.add(1, { result: result.result });
-      if (result.result === 'degraded' || result.result === 'invalid') reconcileErrors.add(1);
+      // Adding 0 on success exports the series from the first pass on, as controller-runtime does.
+      reconcileErrors.add(result.result === 'degraded' || result.result === 'invalid' ? 1 : 0);
       reconcileTime.record((Date.now() - passStartedAt) / 1000);
       passes += 1;
       passesThisRun += 1;
