@@ -30,6 +30,12 @@ export interface RunBenchOptions {
   readonly resultsDir?: string;
   /** Progress lines. @default stderr */
   readonly progress?: (line: string) => void;
+  /**
+   * Log level of homeostat's worker and bridge in the run (pino). Retried 409s on status writes during
+   * the storm are expected and logged as warnings.
+   * @default 'error'
+   */
+  readonly logLevel?: 'error' | 'warn' | 'info' | 'debug';
 }
 
 /** What {@link runBench} returns: the result and the files it wrote. */
@@ -67,7 +73,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
     }
     const endpoints = stack.endpoints;
     const kube = kubeFrom(endpoints.kubeconfig);
-    const log = pino({ name: 'bench', level: 'warn' }, pino.destination(2));
+    const log = pino({ name: 'bench', level: options.logLevel ?? 'error' }, pino.destination(2));
     await installBenchCrd(kube);
     const temporal = await connectClient(endpoints.temporalAddress, endpoints.temporalNamespace);
     const client = temporal.client;

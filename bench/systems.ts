@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 import { Bridge } from '../informer-bridge';
 import { watchedResourcesFor } from '../reconcilers/watched-resources';
 import { bundleObjectWorkflows, createHomeostatWorker, installRuntime } from '../workers/create-worker';
+import { PinoTemporalLogger } from '../workers/logger';
 import { InProcessController } from './controller';
 import type { BenchObjectBody, Kube } from './objects';
 import { createRawActivities } from './raw/activities';
@@ -72,8 +73,11 @@ export async function startWorkers(options: {
   const homeostatQueue = `bench-homeostat-${suffix}`;
   const rawQueue = `bench-raw-${suffix}`;
   const [homeostatBundle, rawBundle] = await Promise.all([
-    bundleObjectWorkflows(require.resolve('./homeostat-workflows')),
-    bundleWorkflowCode({ workflowsPath: require.resolve('./raw/workflow') }),
+    bundleObjectWorkflows(require.resolve('./homeostat-workflows'), options.log),
+    bundleWorkflowCode({
+      workflowsPath: require.resolve('./raw/workflow'),
+      logger: new PinoTemporalLogger(options.log.child({ component: 'bundler' })),
+    }),
   ]);
   const homeostatBundlePath = join(options.workDir, 'homeostat-bench-bundle.js');
   writeFileSync(homeostatBundlePath, homeostatBundle.code);
