@@ -1,6 +1,6 @@
 # homeostat's image: Node 24, non-root, production dependencies only, with the prebuilt workflow
 # bundle. The build stage runs the same commands CI runs (npm ci, npm run build, npm run bundle).
-# Run: docker run ghcr.io/homeostat-dev/homeostat worker | bridge | crds
+# Run: docker run ghcr.io/homeostat-dev/homeostat worker | bridge | api | all | crds
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
