@@ -24,6 +24,13 @@ export const serverSecretName = 'pg-server';
 /** Lease timings of the bridges in fault tests (short, so a takeover happens within seconds). */
 const lease = { seconds: '6', renewDeadline: '4', retryPeriod: '1' };
 
+/** Rethrows `err` with the process's last log lines. */
+const explain =
+  (p: HomeostatProcess) =>
+  (err: Error): never => {
+    throw new Error(`${err.message}; last lines of ${p.role} ${p.pid}:\n${p.lines.slice(-15).join('\n')}`);
+  };
+
 /** A fault test file's stack, clients and homeostat processes. */
 export class FaultEnv {
   readonly processes: HomeostatProcess[] = [];
@@ -120,7 +127,7 @@ export class FaultEnv {
       HOMEOSTAT_WORKER_IDENTITY: `fault-worker-${randomSuffix(3)}`,
     });
     this.processes.push(worker);
-    await waitUntil('the worker to poll', () => worker.ready(), 60_000);
+    await waitUntil('the worker to poll', () => worker.ready(), 60_000).catch(explain(worker));
     return worker;
   }
 
@@ -142,7 +149,7 @@ export class FaultEnv {
       ...extra,
     });
     this.processes.push(bridge);
-    await waitUntil('the bridge to be ready', () => bridge.ready(), 60_000);
+    await waitUntil('the bridge to be ready', () => bridge.ready(), 60_000).catch(explain(bridge));
     return bridge;
   }
 
