@@ -97,6 +97,13 @@ export function markdown(result: BenchResult): string {
   row('', 'RSS per cached object (bytes)', memory.bridge.bytesPerObject, undefined, memory.informer.bytesPerObject);
   row(
     '',
+    'JS heap per cached object (bytes)',
+    memory.bridge.heapBytesPerObject,
+    undefined,
+    memory.informer.heapBytesPerObject,
+  );
+  row(
+    '',
     `worker RSS per cached workflow (KiB, ${memory.worker.cachedAfter - memory.worker.cachedBefore} workflows)`,
     memory.worker.kibPerWorkflow,
   );

@@ -28,6 +28,10 @@ export interface CacheMemory {
   readonly heapUsedMiB: number;
   /** (RSS loaded − RSS idle) / objects. */
   readonly bytesPerObject: number;
+  /** (heap used loaded − heap used idle) / objects, both after full GCs: less noisy than RSS. */
+  readonly heapBytesPerObject: number;
+  /** The bridge's own estimate of its cache (trimmed objects as JSON, UTF-16). */
+  readonly estimatedCacheBytes?: number;
 }
 
 /** The result of {@link memoryScenario}. */
@@ -113,6 +117,8 @@ function cacheMemory(m: Record<string, unknown>, objects: number): CacheMemory {
     rssMiB: round(loaded.rss / MiB),
     heapUsedMiB: round(loaded.heapUsed / MiB),
     bytesPerObject: Math.round((loaded.rss - idle.rss) / Math.max(1, objects)),
+    heapBytesPerObject: Math.round((loaded.heapUsed - idle.heapUsed) / Math.max(1, objects)),
+    ...(typeof m.estimatedCacheBytes === 'number' ? { estimatedCacheBytes: m.estimatedCacheBytes } : {}),
   };
 }
 
