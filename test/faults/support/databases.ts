@@ -7,6 +7,7 @@
  * and after deletion every object is gone (no finalizer stuck) and its database and role dropped.
  */
 import * as k8s from '@kubernetes/client-node';
+import { stateQuery, workflowIdFor } from '../../../workflows/definitions';
 import type { FaultEnv } from './fault-env';
 import { serverSecretName } from './fault-env';
 import { waitUntil } from './processes';
@@ -185,16 +186,28 @@ export class Databases {
     return n;
   }
 
-  /** Waits until every object (or `names`) has converged; throws naming the laggards after `timeoutMs`. */
+  /** Whether the object's workflow is idle: no pass running, none waiting. */
+  async workflowIdle(name: string): Promise<boolean> {
+    const id = workflowIdFor({ group: api.group, kind: 'PostgresDatabase', namespace: this.env.namespace, name });
+    const state = await this.env.temporal.workflow.getHandle(id).query(stateQuery);
+    return !state.reconciling && !state.pending;
+  }
+
+  /**
+   * Waits until every object (or `names`) has converged and its workflow is idle (so no pass still in
+   * flight can change the status afterwards); throws naming the laggards after `timeoutMs`.
+   */
   async waitConverged(timeoutMs = 240_000, names: string[] = this.names): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const lagging: string[] = [];
       for (const name of names) {
         const obj = await this.get(name).catch(() => undefined);
-        if (!Databases.isConverged(obj)) {
+        const idle = Databases.isConverged(obj) && (await this.workflowIdle(name).catch(() => false));
+        if (!idle) {
           lagging.push(
             `${name}: gen ${obj?.metadata.generation} observed ${obj?.status?.observedGeneration} ${obj?.status?.phase} ` +
+              `(workflow ${Databases.isConverged(obj) ? 'busy' : 'not checked'}) ` +
               `${obj?.status?.conditions?.find((c) => c.type === 'Ready' || c.type === 'Degraded')?.message ?? ''}`,
           );
         }

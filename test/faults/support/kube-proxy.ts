@@ -1,8 +1,10 @@
 /**
  * A small HTTP proxy in front of kube-apiserver, for fault tests: homeostat's processes talk plain
- * HTTP to it (a kubeconfig without credentials), it forwards every request over TLS with the admin
- * client certificate, streams answers (watches included), counts answers by status code, and when
- * told answers every Nth request itself with 429 and a Retry-After, as an overloaded API server does.
+ * HTTP to it (a kubeconfig without credentials; the client allows plain HTTP only with skip-TLS-verify),
+ * it forwards every request over TLS with the admin client certificate, streams answers (watches
+ * included), counts answers by status code; when told, it runs a hook before each status patch (a
+ * concurrent writer that wins the race) and answers every Nth request itself with 429 and a Retry-After, as an
+ * overloaded API server does.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
@@ -13,8 +15,13 @@ import type * as k8s from '@kubernetes/client-node';
 /** A running proxy. */
 export interface KubeProxy {
   readonly url: string;
-  /** Answers by status code (passed through), plus `injected429`. */
+  /** Answers by status code (passed through), plus `injected429` and `heldStatusPatches`. */
   readonly counts: Record<string, number>;
+  /**
+   * Runs `hook` (with the request path) before forwarding each PATCH of a status subresource, e.g. a
+   * concurrent write that lands between the client's read and its write; `undefined` removes it.
+   */
+  beforeStatusPatch(hook: ((path: string) => Promise<void>) | undefined): void;
   /** Answer every `every`-th request with 429 (0: never). Watches are throttled too. */
   throttle(every: number, retryAfterSeconds?: number): void;
   /** Writes a kubeconfig pointing at the proxy; returns its path. */
@@ -31,9 +38,24 @@ export async function startKubeProxy(kc: k8s.KubeConfig): Promise<KubeProxy> {
   let every = 0;
   let retryAfter = 1;
   let n = 0;
+  let statusPatchHook: ((path: string) => Promise<void>) | undefined;
   const sockets = new Set<Socket>();
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const hook = statusPatchHook;
+    if (hook && req.method === 'PATCH' && /\/status(\?|$)/.test(req.url ?? '')) {
+      counts.heldStatusPatches = (counts.heldStatusPatches ?? 0) + 1;
+      req.pause();
+      hook(req.url!.split('?')[0]!).then(
+        () => forward(req, res),
+        () => forward(req, res),
+      );
+      return;
+    }
+    forward(req, res);
+  };
+
+  const forward = (req: IncomingMessage, res: ServerResponse): void => {
     n++;
     if (every > 0 && n % every === 0) {
       counts.injected429 = (counts.injected429 ?? 0) + 1;
@@ -64,6 +86,7 @@ export async function startKubeProxy(kc: k8s.KubeConfig): Promise<KubeProxy> {
       (up) => {
         const code = String(up.statusCode ?? 0);
         counts[code] = (counts[code] ?? 0) + 1;
+        if (process.env.FAULTS_PROXY_DEBUG) process.stderr.write(`proxy ${req.method} ${req.url} ${code}\n`);
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
         up.on('error', () => res.destroy());
@@ -87,6 +110,9 @@ export async function startKubeProxy(kc: k8s.KubeConfig): Promise<KubeProxy> {
   return {
     url,
     counts,
+    beforeStatusPatch(hook) {
+      statusPatchHook = hook;
+    },
     throttle(e, seconds = 1) {
       every = e;
       retryAfter = seconds;
@@ -97,7 +123,7 @@ export async function startKubeProxy(kc: k8s.KubeConfig): Promise<KubeProxy> {
         JSON.stringify({
           apiVersion: 'v1',
           kind: 'Config',
-          clusters: [{ name: 'proxy', cluster: { server: url } }],
+          clusters: [{ name: 'proxy', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
           users: [{ name: 'proxy', user: {} }],
           contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy' } }],
           'current-context': 'proxy',
