@@ -1,6 +1,8 @@
 /**
  * Which watch events become signals (controller-runtime's predicates): a change of generation (the
- * spec), of deletionTimestamp or finalizers, or of a label or annotation the reconciler declared.
+ * spec), of deletionTimestamp, a finalizer removed (or any finalizer change while deleting), or a
+ * change of a label or annotation the reconciler declared. Finalizers added to a live object — homeostat's
+ * own, on an object's first pass — are ignored.
  * Status-only updates — including homeostat's own status writes — and resourceVersion-only churn are
  * ignored. Kinds without `metadata.generation` (ConfigMap, Secret) change when anything outside
  * `metadata` and `status` changes. Owned children map to their owners through ownerReferences.
@@ -33,6 +35,18 @@ function ownerRefsKey(obj: KubeObject): string {
 }
 
 /**
+ * Whether the update only added finalizers to a live object — what homeostat's own first pass does
+ * (it adds its finalizer before acting). Signalling that would run a second, redundant pass for every
+ * new object; a removed finalizer or any change while deleting still signals.
+ */
+function onlyAddedFinalizers(before: KubeObject, after: KubeObject): boolean {
+  if (after.metadata.deletionTimestamp) return false;
+  const was = before.metadata.finalizers ?? [];
+  const now = new Set(after.metadata.finalizers ?? []);
+  return was.every((f) => now.has(f)) && now.size > was.length;
+}
+
+/**
  * Whether an update from `before` to `after` matters to a reconciler of `resource`.
  * @returns the first rule that matched (for logs and tests), or `undefined` when the update is ignored
  */
@@ -46,7 +60,7 @@ export function relevantChange(resource: WatchedResource, before: KubeObject, af
     return 'content';
   }
   if (a.deletionTimestamp !== b.deletionTimestamp) return 'deletionTimestamp';
-  if (!sameList(a.finalizers, b.finalizers)) return 'finalizers';
+  if (!sameList(a.finalizers, b.finalizers) && !onlyAddedFinalizers(before, after)) return 'finalizers';
   if (!sameKeys(resource.relevantLabels, a.labels, b.labels)) return 'labels';
   if (!sameKeys(resource.relevantAnnotations, a.annotations, b.annotations)) return 'annotations';
   if (resource.owners && ownerRefsKey(before) !== ownerRefsKey(after)) return 'ownerReferences';

@@ -27,10 +27,17 @@ describe('predicates: relevantChange', () => {
     expect(relevantChange(widget, before, after)).toBeUndefined();
   });
 
-  it('given a generation change, a deletionTimestamp or a finalizer change, it signals', () => {
+  it('given a generation change, a deletionTimestamp, a removed finalizer or a finalizer change while deleting, it signals', () => {
     expect(relevantChange(widget, obj(), obj({ generation: 2 }))).toBe('generation');
     expect(relevantChange(widget, obj(), obj({ deletionTimestamp: '2026-12-02T10:00:00Z' }))).toBe('deletionTimestamp');
-    expect(relevantChange(widget, obj(), obj({ finalizers: ['homeostat.dev/finalizer'] }))).toBe('finalizers');
+    const finalized = obj({ finalizers: ['homeostat.dev/finalizer'] });
+    expect(relevantChange(widget, finalized, obj())).toBe('finalizers');
+    const deleting = { deletionTimestamp: '2026-12-02T10:00:00Z' };
+    expect(relevantChange(widget, obj(deleting), obj({ ...deleting, finalizers: ['x.dev/y'] }))).toBe('finalizers');
+  });
+
+  it('given only a finalizer added to a live object (homeostat’s first pass adds its own), it ignores it', () => {
+    expect(relevantChange(widget, obj(), obj({ finalizers: ['homeostat.dev/finalizer'] }))).toBeUndefined();
   });
 
   it('given label and annotation changes, it signals only for the declared keys', () => {
