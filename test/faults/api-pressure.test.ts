@@ -1,9 +1,10 @@
 /**
  * The Kubernetes API pushing back, on a stack of this file's own. homeostat's worker and bridge reach
  * kube-apiserver through a small proxy in this test (which counts the answers, and can answer 429):
- * - 409 conflicts: a concurrent writer keeps changing the objects' status (a field homeostat does not
- *   own), so homeostat's resourceVersion-guarded status and finalizer writes lose races;
- * - 429: the proxy answers every Nth request with 429 and a Retry-After, watches included;
+ * - 409 conflicts: another writer keeps a condition of its own in the objects' status, and lands a
+ *   write between homeostat's read and its resourceVersion-guarded status write every other time;
+ * - 429: the proxy answers a quarter of the requests (at random) with 429 and a Retry-After, watches
+ *   included;
  * - a burst of invalid objects among valid ones: the invalid ones report phase Invalid with a reason,
  *   the valid ones converge, and both kinds delete cleanly.
  * Each is repeated 3 times; afterwards every object converged to its last generation, each database
@@ -132,7 +133,7 @@ describe('the Kubernetes API pushing back (own stack)', () => {
     expect(conflicts).toBeGreaterThan(0);
   });
 
-  it('given the API answering 429 with Retry-After to every 4th request, homeostat backs off and every object converges', async () => {
+  it('given the API answering 429 with Retry-After to a quarter of the requests, homeostat backs off and every object converges', async () => {
     const startedAt = Date.now();
     const dbs = new Databases(env, 'tm');
     const before = proxy.counts.injected429 ?? 0;

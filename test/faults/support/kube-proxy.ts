@@ -3,8 +3,8 @@
  * HTTP to it (a kubeconfig without credentials; the client allows plain HTTP only with skip-TLS-verify),
  * it forwards every request over TLS with the admin client certificate, streams answers (watches
  * included), counts answers by status code; when told, it runs a hook before each status patch (a
- * concurrent writer that wins the race) and answers every Nth request itself with 429 and a Retry-After, as an
- * overloaded API server does.
+ * concurrent writer that wins the race) and answers a share of the requests itself with 429 and a
+ * Retry-After, as an overloaded API server does.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
@@ -22,7 +22,10 @@ export interface KubeProxy {
    * concurrent write that lands between the client's read and its write; `undefined` removes it.
    */
   beforeStatusPatch(hook: ((path: string) => Promise<void>) | undefined): void;
-  /** Answer every `every`-th request with 429 (0: never). Watches are throttled too. */
+  /**
+   * Answer one request in `every` with 429 (0: never), at random: a fixed every-Nth pattern can line up
+   * with a client's retry loop and starve it forever. Watches are throttled too.
+   */
   throttle(every: number, retryAfterSeconds?: number): void;
   /** Writes a kubeconfig pointing at the proxy; returns its path. */
   writeKubeconfig(path: string): string;
@@ -37,7 +40,6 @@ export async function startKubeProxy(kc: k8s.KubeConfig): Promise<KubeProxy> {
   const counts: Record<string, number> = { injected429: 0 };
   let every = 0;
   let retryAfter = 1;
-  let n = 0;
   let statusPatchHook: ((path: string) => Promise<void>) | undefined;
   const sockets = new Set<Socket>();
 
@@ -56,8 +58,7 @@ export async function startKubeProxy(kc: k8s.KubeConfig): Promise<KubeProxy> {
   };
 
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
-    n++;
-    if (every > 0 && n % every === 0) {
+    if (every > 0 && Math.random() < 1 / every) {
       counts.injected429 = (counts.injected429 ?? 0) + 1;
       req.resume();
       res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfter) }).end(
