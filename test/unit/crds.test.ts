@@ -19,6 +19,19 @@ describe('CRDs generated from the zod schemas', () => {
     }
   });
 
+  it('given the committed PostgresDatabase CRD, the YAML keeps defaults, enums, the conditions map list and unknown status fields', () => {
+    const yaml = readFileSync(join(crdDir, 'postgresdatabases.homeostat.dev.yaml'), 'utf8');
+    for (const kept of [
+      'default: Retain',
+      '- Delete',
+      '- Deleting',
+      'x-kubernetes-list-type: map',
+      'x-kubernetes-preserve-unknown-fields: true',
+    ]) {
+      expect(yaml).toContain(kept);
+    }
+  });
+
   it('given the PostgresDatabase schema, the CRD states its defaults, enums, bounds and patterns, printer columns and short names', () => {
     const crd = customResourceDefinition(postgresDatabasePlan, postgresDatabaseSpec, { shortNames: ['pgdb'] }) as any;
     const version = crd.spec.versions[0];
