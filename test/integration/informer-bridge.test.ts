@@ -72,7 +72,7 @@ describe('informer bridge: watch events become Temporal signals', () => {
     };
   }
 
-  it('given create, spec update, status-only update, label changes, a finalizer and delete, it sends exactly the expected signals with the right reasons', async () => {
+  it('given create, spec update, status-only update, label changes, finalizers added and removed and delete, it sends exactly the expected signals with the right reasons', async () => {
     const ns = await newNamespace();
     const widgets = new Widgets(t.custom, group, ns);
     // Server-side watch timeouts of 1–2 s: the watch ends and resumes from its resourceVersion many
@@ -120,6 +120,13 @@ describe('informer bridge: watch events become Temporal signals', () => {
       await widgets.patch('w1', { metadata: { labels: { 'homeostat.dev/tier': 'gold' } } });
       expect(await reasons(3)).toHaveLength(3);
 
+      // Finalizers added to a live object (homeostat's first pass adds its own): no signal.
+      const finalized = await widgets.patch('w1', {
+        metadata: { finalizers: ['homeostat.dev/finalizer', 'other.dev/hold'] },
+      });
+      await settled(finalized.metadata.resourceVersion);
+      expect(await received(t.temporal, ref)).toHaveLength(3);
+      // A finalizer removed from a live object: a signal.
       await widgets.patch('w1', { metadata: { finalizers: ['homeostat.dev/finalizer'] } });
       expect(await reasons(4)).toHaveLength(4);
 
@@ -134,7 +141,7 @@ describe('informer bridge: watch events become Temporal signals', () => {
         ['added', 1],
         ['updated', 2],
         ['updated', 2], // declared label
-        ['updated', 2], // finalizer added
+        ['updated', 2], // a finalizer removed
         ['updated', 3], // deletionTimestamp (setting it bumps a custom resource's generation)
         ['deleted', 3],
       ]);
