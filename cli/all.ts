@@ -16,7 +16,7 @@ import { builtinReconcilers } from '../reconcilers';
 import { builtinPlans } from '../reconcilers/builtin-plans';
 import { watchedResourcesFor } from '../reconcilers/watched-resources';
 import { workerEnvSchema } from '../workers/config';
-import { runWorker } from '../workers/run-worker';
+import { runWorker, runWorkerOptionsFrom } from '../workers/run-worker';
 
 /** The environment of `homeostat all`: every variable of the three processes. */
 export const allEnvSchema = workerEnvSchema.extend(bridgeEnvSchema.shape).extend(apiEnvSchema.shape).extend({
@@ -43,19 +43,12 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stopOthers);
   process.once('SIGINT', stopOthers);
   // Resolves once the worker has been signalled and has finished its tasks.
-  await runWorker({
-    temporalAddress: temporal.connectionOptions.address,
-    connectionOptions: temporal.connectionOptions,
-    namespace: temporal.namespace,
-    taskQueue: config.HOMEOSTAT_TASK_QUEUE,
-    reconcilers: builtinReconcilers,
-    logger: logger.child({ component: 'worker' }),
-    httpPort: config.HOMEOSTAT_WORKER_PORT,
-    maxConcurrentActivityTaskExecutions: config.HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES,
-    ...(config.KUBECONFIG ? { kubeconfig: config.KUBECONFIG } : {}),
-    ...(config.HOMEOSTAT_WORKFLOW_BUNDLE ? { workflowBundlePath: config.HOMEOSTAT_WORKFLOW_BUNDLE } : {}),
-    ...(config.HOMEOSTAT_WORKER_IDENTITY ? { identity: config.HOMEOSTAT_WORKER_IDENTITY } : {}),
-  });
+  await runWorker(
+    runWorkerOptionsFrom(config, temporal, {
+      reconcilers: builtinReconcilers,
+      logger: logger.child({ component: 'worker' }),
+    }),
+  );
   stopOthers();
   await stopping;
   logger.info({}, 'stopped');

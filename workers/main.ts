@@ -5,24 +5,12 @@
 import pino from 'pino';
 import { builtinReconcilers } from '../reconcilers';
 import { loadWorkerConfig } from './config';
-import { runWorker } from './run-worker';
+import { runWorker, runWorkerOptionsFrom } from './run-worker';
 
 const { config, temporal } = loadWorkerConfig();
 const logger = pino({ name: 'homeostat-worker', level: config.LOG_LEVEL });
 
-runWorker({
-  temporalAddress: temporal.connectionOptions.address,
-  connectionOptions: temporal.connectionOptions,
-  namespace: temporal.namespace,
-  taskQueue: config.HOMEOSTAT_TASK_QUEUE,
-  reconcilers: builtinReconcilers,
-  logger,
-  httpPort: config.HOMEOSTAT_WORKER_PORT,
-  maxConcurrentActivityTaskExecutions: config.HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES,
-  ...(config.KUBECONFIG ? { kubeconfig: config.KUBECONFIG } : {}),
-  ...(config.HOMEOSTAT_WORKFLOW_BUNDLE ? { workflowBundlePath: config.HOMEOSTAT_WORKFLOW_BUNDLE } : {}),
-  ...(config.HOMEOSTAT_WORKER_IDENTITY ? { identity: config.HOMEOSTAT_WORKER_IDENTITY } : {}),
-}).catch((err: unknown) => {
+runWorker(runWorkerOptionsFrom(config, temporal, { reconcilers: builtinReconcilers, logger })).catch((err: unknown) => {
   logger.fatal({ err }, 'worker failed');
   process.exit(1);
 });

@@ -5,7 +5,8 @@
  */
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
-import { loadKubeConfig } from '../config';
+import { loadKubeConfig, type TemporalSettings } from '../config';
+import type { WorkerConfig } from './config';
 import { startWorkerHttpServer } from './http-server';
 import { freeLoopbackPort, WorkerMetrics } from './metrics';
 import type { Reconciler } from '../reconcilers/define-reconciler';
@@ -91,4 +92,27 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   } finally {
     await connection.close();
   }
+}
+
+/**
+ * The {@link RunWorkerOptions} of a production process (`homeostat worker`, `homeostat all`) from its
+ * parsed configuration and resolved Temporal connection.
+ */
+export function runWorkerOptionsFrom(
+  config: WorkerConfig,
+  temporal: TemporalSettings,
+  rest: Pick<RunWorkerOptions, 'reconcilers' | 'logger'>,
+): RunWorkerOptions {
+  return {
+    ...rest,
+    temporalAddress: temporal.connectionOptions.address,
+    connectionOptions: temporal.connectionOptions,
+    namespace: temporal.namespace,
+    taskQueue: config.HOMEOSTAT_TASK_QUEUE,
+    httpPort: config.HOMEOSTAT_WORKER_PORT,
+    maxConcurrentActivityTaskExecutions: config.HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES,
+    ...(config.KUBECONFIG ? { kubeconfig: config.KUBECONFIG } : {}),
+    ...(config.HOMEOSTAT_WORKFLOW_BUNDLE ? { workflowBundlePath: config.HOMEOSTAT_WORKFLOW_BUNDLE } : {}),
+    ...(config.HOMEOSTAT_WORKER_IDENTITY ? { identity: config.HOMEOSTAT_WORKER_IDENTITY } : {}),
+  };
 }

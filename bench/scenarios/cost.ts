@@ -5,15 +5,14 @@
  * price per million reconciles at a stated Temporal Cloud list price. Also the cost of the first
  * passes (create → Ready and settled).
  */
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
+import { historyCost } from '../history-cost';
 import { reconcileRequestedSignal, stateQuery, workflowIdFor } from '../../workflows/definitions';
 import { createNamespace, createObject, ReadyWatch } from '../objects';
 import { rawPassesQuery, rawReconcileSignal } from '../raw/definitions';
 import { benchPlan, benchSteps } from '../reconciler';
 import { round } from '../stats';
 import { type BenchContext, rawWorkflowId, startSystem } from '../systems';
-
-const EventType = temporal.api.enums.v1.EventType;
 
 /** The price assumption: USD per million Temporal Cloud actions. */
 export const usdPerMillionActions = 50;
@@ -22,43 +21,6 @@ export const usdPerMillionActions = 50;
 export const priceAssumption =
   `$${usdPerMillionActions} per million actions: Temporal Cloud's list price at the lowest volume tier ` +
   '(higher volumes cost less per action; storage and plan fees not included)';
-
-/** Events and actions of a slice of history. */
-export interface HistoryCost {
-  readonly events: number;
-  readonly actions: number;
-  readonly byType: Record<string, number>;
-}
-
-/**
- * Counts events and billable actions of history events, following Temporal Cloud's pricing: workflow
- * started, signal, timer started, search-attribute upsert, accepted update, marker, and one per
- * activity attempt. Queries are free.
- */
-export function historyCost(events: readonly temporal.api.history.v1.IHistoryEvent[]): HistoryCost {
-  const byType: Record<string, number> = {};
-  let actions = 0;
-  for (const e of events) {
-    const type = (EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, '');
-    byType[type] = (byType[type] ?? 0) + 1;
-    switch (e.eventType) {
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-      case EventType.EVENT_TYPE_TIMER_STARTED:
-      case EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
-      case EventType.EVENT_TYPE_MARKER_RECORDED:
-        actions += 1;
-        break;
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-        actions += e.activityTaskStartedEventAttributes?.attempt ?? 1;
-        break;
-      default:
-        break;
-    }
-  }
-  return { events: events.length, actions, byType };
-}
 
 /** One system's cost figures. */
 export interface CostFigures {

@@ -5,8 +5,9 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import type { Pool } from 'pg';
+import { historyCost as eventsCost, type HistoryCost } from '../../bench/history-cost';
 import { crdFor } from '../../reconcilers/define-reconciler';
 import { counterGroup, counterPlan, driftCounterPlan } from '../fixtures/counter/plan';
 import { counterSpec } from '../fixtures/counter/reconciler';
@@ -19,8 +20,6 @@ import {
   stateQuery,
 } from '../../workflows/definitions';
 import type { TestStack } from './harness';
-
-const EventType = temporal.api.enums.v1.EventType;
 
 /** A custom object as the tests read it. */
 export interface CounterObject {
@@ -241,42 +240,11 @@ export async function stepEffects(pool: Pool, uid: string): Promise<Record<strin
   return Object.fromEntries(res.rows.map((r) => [`${r.step}@${r.generation}`, r.times]));
 }
 
-/** Counts of one history: events, and the billable actions Temporal Cloud would charge. */
-export interface HistoryCost {
-  events: number;
-  actions: number;
-  byType: Record<string, number>;
-}
+export type { HistoryCost };
 
-/**
- * Counts events and actions of a history. Actions follow Temporal Cloud's pricing: workflow started
- * (including continue-as-new), signals, activity attempts (scheduled + retries), timers, search
- * attribute upserts, accepted updates, queries are free, side effects/markers.
- */
+/** Counts events and billable actions of a whole history (Temporal Cloud's rule, `bench/history-cost.ts`). */
 export function historyCost(history: temporal.api.history.v1.IHistory): HistoryCost {
-  const byType: Record<string, number> = {};
-  let actions = 0;
-  for (const e of history.events ?? []) {
-    const name = EventType[e.eventType ?? 0] ?? String(e.eventType);
-    byType[name] = (byType[name] ?? 0) + 1;
-    switch (e.eventType) {
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-      case EventType.EVENT_TYPE_TIMER_STARTED:
-      case EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
-      case EventType.EVENT_TYPE_MARKER_RECORDED:
-        actions += 1;
-        break;
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-        // One action per attempt: the started event records the attempt that completed or failed.
-        actions += e.activityTaskStartedEventAttributes?.attempt ?? 1;
-        break;
-      default:
-        break;
-    }
-  }
-  return { events: history.events?.length ?? 0, actions, byType };
+  return eventsCost(history.events ?? []);
 }
 
 /** The run IDs of a workflow ID, oldest first. */
