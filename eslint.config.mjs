@@ -16,6 +16,36 @@ const bannedInWorkflows = {
   ],
 };
 
+// Imports point one way (DESIGN.md, "Where the layout is heading"): core at the bottom imports nothing
+// of ours; workflows, activities, the bridge and the authoring API import only core (and config, the
+// edge parsing shared by processes); the runtime folders import those; the built-in operator imports
+// only the public authoring entry; devstack stands alone.
+const folders = [
+  'core', 'config', 'workflows', 'activities', 'informer-bridge', 'reconcilers',
+  'workers', 'api', 'cli', 'runtime', 'builtin', 'testing', 'devstack', 'scripts',
+];
+const mayImport = {
+  core: [],
+  config: ['core'],
+  workflows: ['core'],
+  activities: ['core'],
+  'informer-bridge': ['core', 'config'],
+  reconcilers: ['core'],
+  workers: ['core', 'config', 'activities', 'workflows'],
+  api: ['core', 'config'],
+  cli: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'builtin', 'devstack'],
+  runtime: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'cli'],
+  builtin: ['reconcilers'],
+  testing: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'cli', 'runtime', 'devstack'],
+  devstack: [],
+  scripts: folders.filter((f) => f !== 'scripts'),
+};
+const layerZones = Object.entries(mayImport).filter(([t, a]) => folders.some((f) => f !== t && !a.includes(f))).map(([target, allowed]) => ({
+  target: `./${target}`,
+  from: folders.filter((f) => f !== target && !allowed.includes(f)).map((f) => `./${f}`),
+  message: `${target}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of homeostat'} (imports point one way, DESIGN.md)`,
+}));
+
 export default tseslint.config(
   {
     ignores: ['node_modules/', 'dist/', 'devstack/go/', '.devstack/', 'coverage/', 'test-artifacts/', 'bench/results/'],
@@ -38,6 +68,7 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       'import-x/no-cycle': ['error', { maxDepth: 10 }],
+      'import-x/no-restricted-paths': ['error', { zones: layerZones }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },
   },
@@ -46,6 +77,27 @@ export default tseslint.config(
     rules: {
       'import-x/no-nodejs-modules': 'error',
       'no-restricted-imports': ['error', bannedInWorkflows],
+    },
+  },
+  {
+    // The built-in operator is written as any team's operator is: against the public entry only.
+    files: ['builtin/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(?!reconcilers$)[^.]',
+              message: 'The built-in operator imports only the public authoring API (../reconcilers, i.e. homeostat).',
+            },
+            {
+              regex: '^(\\.\\./)+reconcilers/',
+              message: 'No deep imports: use the public authoring entry (../reconcilers, i.e. homeostat).',
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -7,14 +7,27 @@
 import { Context } from '@temporalio/activity';
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { ObjectIdentity, Reconciler, StepResult } from '../reconcilers/define-reconciler';
-import { stepActivityType, type ReconcilerPlan } from '../reconcilers/plan';
-import type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from '../workflows/definitions';
-import { sameStatus } from '../workflows/object-state';
-import { HomeostatError, isConflict, toApplicationFailure } from './errors';
+import type {
+  Activities,
+  InvalidSpecDetails,
+  ObjectSnapshot,
+  Observation,
+  ObserveInput,
+  StepActivityResult,
+  StepInput,
+  WriteStatusInput,
+  WriteStatusResult,
+} from '../core/activity-contract';
+import type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from '../core/definitions';
+import { assertOperator, reconcilerFor as findReconciler, type Operator } from '../core/operator';
+import { durationMs, stepActivityType, type ReconcilerPlan } from '../core/plan';
+import type { Reconciler, StepOutputs, StepResult } from '../core/reconciler';
+import { sameStatus } from '../core/status';
+import { HomeostatError, isConflict, toApplicationFailure } from '../core/errors';
 import {
   childClient,
   defaultFieldManager,
+  readObject,
   finalizerName,
   identityOf,
   PrimaryObjects,
@@ -26,8 +39,8 @@ import {
 /** What {@link createActivities} needs. */
 export interface ActivityDeps {
   readonly kc: k8s.KubeConfig;
-  /** Reconcilers by kind; their step implementations become activities. */
-  readonly reconcilers: readonly Reconciler<never>[] | readonly Reconciler<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The operator whose reconcilers' steps become activities (checked: every planned step implemented). */
+  readonly operator: Operator;
   readonly logger: Logger;
   /** @default 'homeostat' */
   readonly fieldManager?: string;
@@ -35,86 +48,6 @@ export interface ActivityDeps {
   readonly reportingInstance?: string;
   /** Retries of a status or finalizer patch that lost a resourceVersion race (409). @default 5 */
   readonly conflictRetries?: number;
-}
-
-/** The input of {@link Activities.observeObject}. */
-export interface ObserveInput {
-  readonly ref: ObjectRef;
-}
-
-/** A snapshot of the object, as seen by {@link Activities.observeObject}. */
-export interface ObjectSnapshot {
-  readonly uid: string;
-  readonly generation: number;
-  readonly resourceVersion: string;
-  /** `metadata.deletionTimestamp` is set. */
-  readonly deleting: boolean;
-  readonly hasFinalizer: boolean;
-  /** The status fields homeostat owns, without transition times. */
-  readonly status: ObjectStatus;
-  readonly identity: ObjectIdentity;
-}
-
-/** The result of {@link Activities.observeObject}. */
-export type Observation =
-  | { readonly found: false }
-  | (ObjectSnapshot & {
-      readonly found: true;
-      /** The parsed spec (or, for an object being deleted whose spec no longer parses, the raw spec). */
-      readonly spec: unknown;
-    });
-
-/** The details of an `InvalidSpec` failure thrown by {@link Activities.observeObject}. */
-export interface InvalidSpecDetails {
-  readonly code: 'ERR_INVALID_SPEC';
-  readonly data: ObjectSnapshot;
-}
-
-/** The input of {@link Activities.writeStatus}. */
-export interface WriteStatusInput {
-  readonly ref: ObjectRef;
-  /** The object's UID: a different object with the same name is left alone. */
-  readonly uid: string;
-  readonly status: {
-    readonly observedGeneration: number;
-    readonly phase: Phase;
-    readonly conditions: readonly ConditionSpec[];
-  };
-  /** An Event to record once the status is written (for pass outcomes that change the phase). */
-  readonly event?: EventRecord;
-}
-
-/** The result of {@link Activities.writeStatus}. */
-export interface WriteStatusResult {
-  readonly written: boolean;
-  /** Why nothing was written. */
-  readonly reason?: 'unchanged' | 'gone';
-}
-
-/** The input of a step activity. */
-export interface StepInput {
-  readonly ref: ObjectRef;
-  readonly identity: ObjectIdentity;
-  readonly spec: unknown;
-}
-
-/** What a step activity returns: the step's result and the attempt that produced it. */
-export interface StepActivityResult extends StepResult {
-  readonly attempt: number;
-}
-
-/** The generic activities (step activities are added under `<plural>.<group>/<step>`). */
-export interface Activities {
-  /** Reads the object; validates its spec (`InvalidSpec` when it does not parse); adds the finalizer. */
-  observeObject(input: ObserveInput): Promise<Observation>;
-  /** Writes status (status subresource, resourceVersion precondition, retried on 409) if it changed. */
-  writeStatus(input: WriteStatusInput): Promise<WriteStatusResult>;
-  /** Removes homeostat's finalizer; a missing object is success. */
-  removeFinalizer(input: {
-    readonly ref: ObjectRef;
-    readonly uid: string;
-    readonly event?: EventRecord;
-  }): Promise<void>;
 }
 
 /** The status fields homeostat owns, as read, without transition times. */
@@ -150,6 +83,35 @@ function snapshotOf(obj: CustomObject): ObjectSnapshot {
   };
 }
 
+/** The largest `outputs` a step may return, as JSON. */
+export const maxStepOutputsBytes = 4096;
+
+/** A step's result as the workflow gets it: durations in milliseconds, outputs checked for size. */
+function stepActivityResult(
+  kind: string,
+  step: string,
+  result: StepResult,
+  attempt: number,
+): StepActivityResult {
+  const { requeueAfter, requeueAfterMs, outputs, message } = result;
+  const requeue = requeueAfter !== undefined ? durationMs(requeueAfter, 0) : requeueAfterMs;
+  if (outputs !== undefined) {
+    const size = Buffer.byteLength(JSON.stringify(outputs));
+    if (size > maxStepOutputsBytes) {
+      throw new HomeostatError(
+        'ERR_STEP_TERMINAL',
+        `${kind} step ${step} returned ${size} bytes of outputs; at most ${maxStepOutputsBytes} are allowed (they are recorded in history)`,
+      );
+    }
+  }
+  return {
+    attempt,
+    ...(message !== undefined ? { message } : {}),
+    ...(requeue !== undefined ? { requeueAfterMs: requeue } : {}),
+    ...(outputs !== undefined ? { outputs: outputs as StepOutputs } : {}),
+  };
+}
+
 /** Formats zod issues as one readable line: `spec.replicas: Too small: expected number to be >=0`. */
 function formatIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
   return issues.map((i) => `${['spec', ...i.path.map(String)].join('.')}: ${i.message}`).join('; ');
@@ -164,11 +126,12 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
   const fieldManager = deps.fieldManager ?? defaultFieldManager;
   const conflictRetries = deps.conflictRetries ?? 5;
   const reporting = { controller: 'homeostat.dev/homeostat', instance: deps.reportingInstance ?? 'homeostat-worker' };
-  const reconcilers = deps.reconcilers as readonly Reconciler<unknown>[];
+  assertOperator(deps.operator);
+  const reconcilers = deps.operator.reconcilers as readonly Reconciler<unknown>[];
   const log = deps.logger.child({ component: 'activities' });
 
   const reconcilerFor = (ref: ObjectRef): Reconciler<unknown> => {
-    const r = reconcilers.find((x) => x.plan.group === ref.group && x.plan.kind === ref.kind);
+    const r = findReconciler(deps.operator, ref);
     if (!r) throw new HomeostatError('ERR_UNKNOWN_KIND', `no reconciler for ${ref.kind}.${ref.group}`);
     return r;
   };
@@ -215,7 +178,7 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
       if (!obj) return { found: false };
       const parsed = schema.safeParse(obj.spec ?? {});
       if (obj.metadata.deletionTimestamp != null) {
-        return { found: true, ...snapshotOf(obj), spec: parsed.success ? parsed.data : obj.spec };
+        return { found: true, ...snapshotOf(obj), spec: parsed.success ? parsed.data : obj.spec, plan };
       }
       if (!parsed.success) {
         throw new HomeostatError('ERR_INVALID_SPEC', `invalid spec: ${formatIssues(parsed.error.issues)}`, {
@@ -229,7 +192,7 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
         if (!obj) return { found: false };
         log.info({ ref, uid: obj.metadata.uid }, 'finalizer added');
       }
-      return { found: true, ...snapshotOf(obj), spec: parsed.data };
+      return { found: true, ...snapshotOf(obj), spec: parsed.data, plan };
     }),
 
     writeStatus: guarded(async (input: WriteStatusInput): Promise<WriteStatusResult> => {
@@ -301,8 +264,10 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
             heartbeat: (details?: unknown) => ctx.heartbeat(details),
             signal: ctx.cancellationSignal,
             log: log.child({ ref: input.ref, step: name, attempt }),
+            results: input.results ?? {},
+            read: (object) => readObject(deps.kc, input.identity, object),
           });
-          return { ...(result ?? {}), attempt };
+          return stepActivityResult(reconciler.plan.kind, name, result ?? {}, attempt);
         } catch (err) {
           throw toApplicationFailure(err, { attempt });
         }

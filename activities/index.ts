@@ -4,6 +4,6 @@
  * `errors.ts` as retryable or terminal `ApplicationFailure`s with stable codes.
  */
 export * from './create-activities';
-export * from './errors';
+export * from '../core/errors';
 export { childClient, defaultFieldManager, finalizerName, microTime, recordEvent } from './kubernetes';
 export type { CustomObject, EventRecord } from './kubernetes';

@@ -5,10 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
-import type { ChildClient, ObjectIdentity } from '../reconcilers/define-reconciler';
-import type { ReconcilerPlan } from '../reconcilers/plan';
-import type { ObjectRef } from '../workflows/definitions';
-import { fromKubernetesError, isNotFound } from './errors';
+import type { ChildClient, ObjectIdentity } from '../core/reconciler';
+import type { ReconcilerPlan } from '../core/plan';
+import type { ObjectRef } from '../core/definitions';
+import { fromKubernetesError, isNotFound } from '../core/errors';
+import type { EventRecord } from '../core/activity-contract';
+
+export type { EventRecord };
 
 /** The finalizer homeostat adds to every object it reconciles (DESIGN.md). */
 export const finalizerName = 'homeostat.dev/finalizer';
@@ -157,18 +160,6 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
   };
 }
 
-/** One `events.k8s.io/v1` Event about an object. */
-export interface EventRecord {
-  readonly type: 'Normal' | 'Warning';
-  /** CamelCase, e.g. `Reconciled`, `InvalidSpec`. */
-  readonly reason: string;
-  /** CamelCase action, e.g. `Reconcile`, `Delete`. */
-  readonly action: string;
-  readonly note: string;
-  /** Makes the Event's name deterministic, so a retried activity records it once. */
-  readonly dedupKey: string;
-}
-
 /** RFC 3339 with microseconds, as `metav1.MicroTime` requires. */
 export function microTime(date: Date): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
@@ -208,5 +199,25 @@ export async function recordEvent(
   } catch (err) {
     if (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 409) return;
     throw fromKubernetesError(err, `record event ${event.reason}`);
+  }
+}
+
+/**
+ * Reads any object for a step (`StepContext.read`): a namespaced kind without a namespace is
+ * read in the owner's namespace; a missing object is `undefined`.
+ */
+export async function readObject<T extends k8s.KubernetesObject>(
+  kc: k8s.KubeConfig,
+  owner: ObjectIdentity,
+  object: Pick<k8s.KubernetesObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },
+): Promise<T | undefined> {
+  const objects = objectApiFor(kc);
+  const namespace = object.metadata.namespace ?? owner.namespace;
+  const spec = { ...object, metadata: { ...object.metadata, ...(namespace ? { namespace } : {}) } };
+  try {
+    return await objects.read<T>(spec as Parameters<typeof objects.read<T>>[0]);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw fromKubernetesError(err, `read ${object.kind} ${namespace ?? ''}/${object.metadata.name}`);
   }
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { loadEnvOrExit, type ParsedEnv } from '../config';
-import { defaultTaskQueue } from '../workflows/definitions';
+import { defaultTaskQueue } from '../core/definitions';
 import { parseStaticTokens } from './auth';
 
 /** The environment variables the API reads (besides TEMPORAL_*). */

@@ -6,7 +6,8 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
 import { loadKubeConfig, type TemporalSettings } from '../config';
-import { builtinPlans } from '../reconcilers/builtin-plans';
+import { plansOf, type Operator } from '../core/operator';
+import { planRegistry } from '../core/plan';
 import { KubernetesAuth } from './auth';
 import type { ApiConfig } from './config';
 import { buildApiServer } from './server';
@@ -23,6 +24,8 @@ export interface RunningApi {
 export async function startApiComponent(options: {
   config: ApiConfig;
   temporal: TemporalSettings;
+  /** The operator whose kinds the API serves. */
+  operator: Operator;
 }): Promise<RunningApi> {
   const { config, temporal } = options;
   const log = pino({
@@ -40,7 +43,10 @@ export async function startApiComponent(options: {
     temporal: client,
     kc,
     objects: k8s.KubernetesObjectApi.makeApiClient(kc),
-    plans: builtinPlans,
+    plans: planRegistry(plansOf(options.operator)),
+    shortNames: Object.fromEntries(
+      options.operator.reconcilers.map((r) => [r.plan.kind, r.crd ? [...(r.crd.shortNames ?? [])] : []]),
+    ),
     auth: new KubernetesAuth({ kc, staticTokens: config.HOMEOSTAT_API_STATIC_TOKENS }),
     log,
     taskQueue: config.HOMEOSTAT_TASK_QUEUE,

@@ -27,14 +27,14 @@ import {
 import type { Logger } from 'pino';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
-import type { PlanRegistry, ReconcilerPlan } from '../reconcilers/plan';
+import type { PlanRegistry, ReconcilerPlan } from '../core/plan';
 import {
   type ObjectRef,
   objectWorkflowType,
   reconcileNowUpdate,
   stateQuery,
   workflowIdFor,
-} from '../workflows/definitions';
+} from '../core/definitions';
 import type { AccessRequest, Caller, KubernetesAuth } from './auth';
 import { ApiProblem, problem, type ProblemCode } from './problems';
 
@@ -44,6 +44,8 @@ export interface ApiDeps {
   readonly kc: k8s.KubeConfig;
   readonly objects: k8s.KubernetesObjectApi;
   readonly plans: PlanRegistry;
+  /** Short names by kind (`pgdb`), listed by `GET /v1/kinds` for clients that resolve kinds. */
+  readonly shortNames?: Readonly<Record<string, readonly string[]>>;
   readonly auth: Pick<KubernetesAuth, 'authenticate' | 'authorize'>;
   readonly log: Logger;
   /** @default 'homeostat' */
@@ -296,6 +298,45 @@ export async function buildApiServer(deps: ApiDeps) {
     reply.type(registry.contentType).send(await registry.metrics()),
   );
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  app.get(
+    '/v1/kinds',
+    {
+      schema: {
+        summary: 'List the kinds this API serves',
+        description:
+          'The operator’s kinds, with plural, scope and short names, so clients resolve `pgdb` or `apps` as kubectl does. Requires an authenticated caller.',
+        response: {
+          200: z.object({
+            kinds: z.array(
+              z.object({
+                group: z.string(),
+                version: z.string(),
+                kind: z.string(),
+                plural: z.string(),
+                scope: z.enum(['Namespaced', 'Cluster']),
+                shortNames: z.array(z.string()),
+              }),
+            ),
+          }),
+          ...problems,
+        },
+      },
+    },
+    async (req) => {
+      await caller(req);
+      return {
+        kinds: Object.values(deps.plans).map((p) => ({
+          group: p.group,
+          version: p.version,
+          kind: p.kind,
+          plural: p.plural,
+          scope: p.scope,
+          shortNames: [...(deps.shortNames?.[p.kind] ?? [])],
+        })),
+      };
+    },
+  );
 
   app.post(
     '/v1/objects/:group/:version/:kind/:namespace/:name/reconcile',

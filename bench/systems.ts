@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { Bridge } from '../informer-bridge';
-import { watchedResourcesFor } from '../reconcilers/watched-resources';
+import { watchedResourcesFor } from '../informer-bridge/operator-resources';
 import { bundleObjectWorkflows, createHomeostatWorker, installRuntime } from '../workers/create-worker';
 import { PinoTemporalLogger } from '../workers/logger';
 import { InProcessController } from './controller';
@@ -73,7 +73,7 @@ export async function startWorkers(options: {
   const homeostatQueue = `bench-homeostat-${suffix}`;
   const rawQueue = `bench-raw-${suffix}`;
   const [homeostatBundle, rawBundle] = await Promise.all([
-    bundleObjectWorkflows(require.resolve('./homeostat-workflows'), options.log),
+    bundleObjectWorkflows(undefined, options.log),
     bundleWorkflowCode({
       workflowsPath: require.resolve('./raw/workflow'),
       logger: new PinoTemporalLogger(options.log.child({ component: 'bundler' })),
@@ -87,7 +87,7 @@ export async function startWorkers(options: {
     namespace: options.temporalNamespace,
     taskQueue: homeostatQueue,
     workflowBundle: homeostatBundle,
-    reconcilers: [benchReconciler],
+    operator: { name: 'bench', reconcilers: [benchReconciler] },
     kc: options.kube.kc,
     logger: options.log,
     identity: `bench-homeostat-${process.pid}`,

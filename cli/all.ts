@@ -12,9 +12,7 @@ import { startApiComponent } from '../api/run-api';
 import { loadEnvOrExit } from '../config';
 import { bridgeEnvSchema } from '../informer-bridge/config';
 import { startBridgeComponent } from '../informer-bridge/run-bridge';
-import { builtinReconcilers } from '../reconcilers';
-import { builtinPlans } from '../reconcilers/builtin-plans';
-import { watchedResourcesFor } from '../reconcilers/watched-resources';
+import type { Operator } from '../core/operator';
 import { workerEnvSchema } from '../workers/config';
 import { runWorker, runWorkerOptionsFrom } from '../workers/run-worker';
 
@@ -26,14 +24,22 @@ export const allEnvSchema = workerEnvSchema.extend(bridgeEnvSchema.shape).extend
 /** Default ports of `homeostat all`'s operations endpoints (the API keeps HOMEOSTAT_API_PORT). */
 export const allDefaultPorts = { HOMEOSTAT_WORKER_PORT: '8081', HOMEOSTAT_BRIDGE_PORT: '8082' } as const;
 
-async function main(): Promise<void> {
+/** Runs `homeostat all` for an operator until SIGTERM/SIGINT. */
+export async function allMain(operator: Operator): Promise<void> {
+  await main(operator).catch((err: unknown) => {
+    process.stderr.write(`homeostat all failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}
+
+async function main(operator: Operator): Promise<void> {
   const { config, temporal } = loadEnvOrExit('homeostat all', allEnvSchema, { ...allDefaultPorts, ...process.env });
   const logger = pino({ name: 'homeostat', level: config.LOG_LEVEL });
-  const api = await startApiComponent({ config, temporal });
+  const api = await startApiComponent({ config, temporal, operator });
   const bridge = await startBridgeComponent({
     config,
     temporal,
-    defaultResources: watchedResourcesFor(Object.values(builtinPlans)),
+    operator,
     log: logger.child({ component: 'informer-bridge' }),
   });
   let stopping: Promise<unknown> | undefined;
@@ -45,7 +51,7 @@ async function main(): Promise<void> {
   // Resolves once the worker has been signalled and has finished its tasks.
   await runWorker(
     runWorkerOptionsFrom(config, temporal, {
-      reconcilers: builtinReconcilers,
+      operator,
       logger: logger.child({ component: 'worker' }),
     }),
   );
@@ -54,8 +60,3 @@ async function main(): Promise<void> {
   logger.info({}, 'stopped');
   process.exit(0);
 }
-
-main().catch((err: unknown) => {
-  process.stderr.write(`homeostat all failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});

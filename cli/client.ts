@@ -2,8 +2,6 @@
  * The `homeostat reconcile | get | list` commands: clients of the HTTP API, with human-readable tables
  * by default and `-o json`.
  */
-import { builtinPlans } from '../reconcilers/builtin-plans';
-import type { ReconcilerPlan } from '../reconcilers/plan';
 
 /** Where the API is and who calls it. */
 export interface ApiTarget {
@@ -13,19 +11,28 @@ export interface ApiTarget {
   readonly token?: string;
 }
 
-/** Finds a built-in kind by kind name, plural or short name (case-insensitive). */
-export function resolveKind(name: string): ReconcilerPlan {
+/** A kind the API serves, as `GET /v1/kinds` lists it. */
+export interface ApiKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly scope: 'Namespaced' | 'Cluster';
+  readonly shortNames: readonly string[];
+}
+
+/**
+ * Finds a kind the API serves by kind name, plural, `plural.group` or short name (case-insensitive),
+ * as kubectl does.
+ */
+export async function resolveKind(target: ApiTarget, name: string): Promise<ApiKind> {
+  const { kinds } = (await call(target, 'GET', '/v1/kinds')) as { kinds: ApiKind[] };
   const n = name.toLowerCase();
-  const plan = Object.values(builtinPlans).find((p) =>
-    [p.kind.toLowerCase(), p.plural, `${p.plural}.${p.group}`].includes(n),
+  const found = kinds.find((k) =>
+    [k.kind.toLowerCase(), k.plural, `${k.plural}.${k.group}`, ...k.shortNames.map((s) => s.toLowerCase())].includes(n),
   );
-  if (!plan)
-    throw new Error(
-      `unknown kind ${name}: one of ${Object.values(builtinPlans)
-        .map((p) => p.kind)
-        .join(', ')}`,
-    );
-  return plan;
+  if (!found) throw new Error(`unknown kind ${name}: one of ${kinds.map((k) => k.kind).join(', ')}`);
+  return found;
 }
 
 /** Splits `namespace/name` (or `name` with a default namespace). */
@@ -56,7 +63,7 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
   return [line(headers.map((h) => h.toUpperCase())), ...rows.map(line)].join('\n');
 }
 
-const objectPath = (plan: ReconcilerPlan, namespace: string, name: string): string =>
+const objectPath = (plan: ApiKind, namespace: string, name: string): string =>
   `/v1/objects/${plan.group || 'core'}/${plan.version}/${plan.kind}/${plan.scope === 'Cluster' ? '_' : namespace}/${name}`;
 
 interface Steps {
@@ -65,7 +72,7 @@ interface Steps {
 
 /** `homeostat reconcile KIND NS/NAME`: runs a pass and prints its outcome. */
 export async function reconcileCommand(target: ApiTarget, kind: string, arg: string, json: boolean): Promise<string> {
-  const plan = resolveKind(kind);
+  const plan = await resolveKind(target, kind);
   const { namespace, name } = splitName(arg);
   const res = (await call(target, 'POST', `${objectPath(plan, namespace, name)}/reconcile`)) as {
     workflowId: string;
@@ -84,7 +91,7 @@ export async function reconcileCommand(target: ApiTarget, kind: string, arg: str
 
 /** `homeostat get KIND NS/NAME`: prints the object's reconcile state. */
 export async function getCommand(target: ApiTarget, kind: string, arg: string, json: boolean): Promise<string> {
-  const plan = resolveKind(kind);
+  const plan = await resolveKind(target, kind);
   const { namespace, name } = splitName(arg);
   const res = (await call(target, 'GET', objectPath(plan, namespace, name))) as {
     state: Steps & {
@@ -115,7 +122,7 @@ export async function listCommand(
   options: { namespace?: string; phase?: string },
   json: boolean,
 ): Promise<string> {
-  const plan = resolveKind(kind);
+  const plan = await resolveKind(target, kind);
   const q = new URLSearchParams({
     kind: plan.kind,
     ...(options.namespace ? { namespace: options.namespace } : {}),

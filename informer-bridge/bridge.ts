@@ -6,8 +6,8 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { ObjectRef, ReconcileReason, ReconcileRequest } from '../workflows/definitions';
-import { workflowIdFor } from '../workflows/definitions';
+import type { ObjectRef, ReconcileReason, ReconcileRequest } from '../core/definitions';
+import { workflowIdFor } from '../core/definitions';
 import type { BackoffOptions } from './backoff';
 import { objectKey } from './cache';
 import { mergeRequests, signalDelivery } from './delivery';

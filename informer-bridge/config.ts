@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadEnvOrExit, parseEnv, type ParsedEnv } from '../config';
-import { defaultTaskQueue } from '../workflows/definitions';
+import { defaultTaskQueue } from '../core/definitions';
 
 const ownerKind = z.object({ group: z.string(), kind: z.string().min(1) });
 

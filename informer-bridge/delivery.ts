@@ -11,7 +11,7 @@ import {
   type ReconcileReason,
   type ReconcileRequest,
   reconcileRequestedSignal,
-} from '../workflows/definitions';
+} from '../core/definitions';
 
 const reasonRank: Record<ReconcileReason, number> = {
   deleted: 7,

@@ -1,23 +1,21 @@
 /**
- * The runnable informer bridge: `homeostat bridge` (or `node dist/informer-bridge/main.js`). Reads its
- * configuration from the environment (see `config.ts`), watches the built-in reconcilers' kinds unless
- * HOMEOSTAT_BRIDGE_RESOURCES says otherwise, serves `/healthz`, `/readyz` and `/metrics`, and shuts
+ * The informer bridge process, `homeostat bridge`: configuration from the environment (see
+ * `config.ts`); watches the operator's kinds, the kinds they own and the kinds they reference (unless
+ * HOMEOSTAT_BRIDGE_RESOURCES says otherwise), serves `/healthz`, `/readyz` and `/metrics`, and shuts
  * down gracefully on SIGTERM/SIGINT (flush, then release the Lease).
  */
 import pino from 'pino';
-import { builtinPlans } from '../reconcilers/builtin-plans';
-import { watchedResourcesFor } from '../reconcilers/watched-resources';
+import type { Operator } from '../core/operator';
 import { loadBridgeConfig } from './config';
 import { startBridgeComponent } from './run-bridge';
 
-async function main(): Promise<void> {
+/** Runs the bridge process for an operator until SIGTERM/SIGINT. */
+export async function bridgeMain(operator: Operator): Promise<void> {
   const { config, temporal } = loadBridgeConfig();
   const log = pino({ level: config.LOG_LEVEL, base: { component: 'informer-bridge', pid: process.pid } });
-  const running = await startBridgeComponent({
-    config,
-    temporal,
-    defaultResources: watchedResourcesFor(Object.values(builtinPlans)),
-    log,
+  const running = await startBridgeComponent({ config, temporal, operator, log }).catch((err: unknown) => {
+    process.stderr.write(`informer-bridge failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
   });
   let stopping = false;
   const shutdown = (signal: string): void => {
@@ -32,8 +30,3 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
-
-main().catch((err: unknown) => {
-  process.stderr.write(`informer-bridge failed: ${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});

@@ -7,7 +7,7 @@
  * ignored. Kinds without `metadata.generation` (ConfigMap, Secret) change when anything outside
  * `metadata` and `status` changes. Owned children map to their owners through ownerReferences.
  */
-import type { ObjectRef } from '../workflows/definitions';
+import type { ObjectRef } from '../core/definitions';
 import type { KubeObject, OwnerReference, WatchedResource } from './types';
 
 function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {

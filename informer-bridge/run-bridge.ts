@@ -10,7 +10,8 @@ import { Bridge } from './bridge';
 import type { BridgeConfig } from './config';
 import { BridgeMetrics } from './metrics';
 import { startHttpServer } from './server';
-import type { WatchedResource } from './types';
+import { plansOf, type Operator } from '../core/operator';
+import { watchedResourcesFor } from './operator-resources';
 
 /** A running bridge component. */
 export interface RunningBridge {
@@ -21,11 +22,14 @@ export interface RunningBridge {
   stop(): Promise<{ flushed: boolean }>;
 }
 
-/** Starts the bridge; `defaultResources` are watched when HOMEOSTAT_BRIDGE_RESOURCES is unset. */
+/**
+ * Starts the bridge for an operator: its resources come from the operator (discovered on the API
+ * server) unless HOMEOSTAT_BRIDGE_RESOURCES names them.
+ */
 export async function startBridgeComponent(options: {
   config: BridgeConfig;
   temporal: TemporalSettings;
-  defaultResources: readonly WatchedResource[];
+  operator: Operator;
   log: Logger;
 }): Promise<RunningBridge> {
   const { config, temporal, log } = options;
@@ -34,7 +38,7 @@ export async function startBridgeComponent(options: {
   const client = new Client({ connection, namespace: temporal.namespace });
   const bridge = new Bridge({
     kc,
-    resources: config.HOMEOSTAT_BRIDGE_RESOURCES ?? [...options.defaultResources],
+    resources: config.HOMEOSTAT_BRIDGE_RESOURCES ?? watchedResourcesFor(plansOf(options.operator)),
     namespace: config.HOMEOSTAT_BRIDGE_NAMESPACE,
     labelSelector: config.HOMEOSTAT_BRIDGE_LABEL_SELECTOR,
     client,

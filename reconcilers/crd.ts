@@ -6,19 +6,11 @@
  * them to `deploy/crds/`.
  */
 import { z } from 'zod';
-import type { ReconcilerPlan } from './plan';
+import type { Operator } from '../core/operator';
+import type { ReconcilerPlan } from '../core/plan';
+import type { CrdOptions } from '../core/reconciler';
 
 type Json = Record<string, unknown>;
-
-/** Options of a generated CRD that are not part of the plan. */
-export interface CrdOptions {
-  /** `kubectl get <shortName>`. */
-  readonly shortNames?: readonly string[];
-  /** `kubectl get <category>`. @default ['homeostat'] */
-  readonly categories?: readonly string[];
-  /** Extra printer columns, shown between Phase/Ready and Age. */
-  readonly columns?: readonly { name: string; type: string; jsonPath: string; priority?: number }[];
-}
 
 /**
  * Rewrites a JSON Schema into a Kubernetes structural schema: drops keys Kubernetes forbids, keeps
@@ -128,4 +120,17 @@ export function customResourceDefinition(
       ],
     },
   };
+}
+
+/**
+ * The CRDs of an operator's reconcilers, by file name (`<plural>.<group>.yaml`); reconcilers with
+ * `crd: false` (core kinds, CRDs defined elsewhere) have none.
+ */
+export function operatorCrds(operator: Operator): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const r of operator.reconcilers) {
+    if (r.crd === false) continue;
+    out[`${r.plan.plural}.${r.plan.group}.yaml`] = customResourceDefinition(r.plan, r.schema, r.crd ?? {});
+  }
+  return out;
 }

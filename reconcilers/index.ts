@@ -1,28 +1,34 @@
 /**
- * Reconcilers: one module per resource kind, each with a plain plan (imported by the workflow
- * bundle, see `builtin-plans.ts`), a zod spec schema and step implementations (activities), joined
- * by {@link defineReconciler}.
+ * homeostat's authoring API (the package's main entry, `import … from 'homeostat'`): define
+ * reconcilers and an operator, the error helpers steps throw, durations, and the types a step sees.
+ * Only what this module exports is public for authors; everything else may change.
  */
-import { appReconciler } from './app/reconciler';
-import type { Reconciler } from './define-reconciler';
-import { postgresDatabaseReconciler } from './postgres-database/reconciler';
-
-export { crdFor, defineReconciler } from './define-reconciler';
+export { defineReconciler, type ReconcilerDefinition } from './define-reconciler';
+export { defineOperator, type OperatorDefinition } from './define-operator';
+export { customResourceDefinition, operatorCrds, statusSchema, structuralSchema } from './crd';
+export { renderCrdYaml } from './crd-yaml';
+export { definePlan, durationMs, PlanError } from '../core/plan';
+export type { Duration, ReconcilerPlan, StepPlan, StepRetry } from '../core/plan';
+export {
+  errorCatalog,
+  HomeostatError,
+  isHomeostatError,
+  retryAfter,
+  terminal,
+  type ErrorCode,
+  type HomeostatErrorOptions,
+} from '../core/errors';
+export { OperatorError, type Operator } from '../core/operator';
 export type {
   ChildClient,
+  CrdOptions,
   ObjectIdentity,
   Reconciler,
-  ReconcilerDefinition,
+  ReferencedName,
+  ReferenceWatch,
   StepContext,
   StepFn,
+  StepOutputs,
   StepResult,
-} from './define-reconciler';
-export { definePlan, executionLayers, findPlan, planRegistry, runnableSteps, stepActivityType } from './plan';
-export type { Duration, PlanRegistry, ReconcilerPlan, StepPlan, StepRetry } from './plan';
-export { builtinPlans } from './builtin-plans';
-export { builtinCrds } from './builtin-crds';
-export { customResourceDefinition, structuralSchema, type CrdOptions } from './crd';
-export { watchedResourcesFor } from './watched-resources';
-
-/** The built-in reconcilers a production worker registers (their plans are in `builtinPlans`). */
-export const builtinReconcilers: readonly Reconciler<any>[] = [postgresDatabaseReconciler, appReconciler]; // eslint-disable-line @typescript-eslint/no-explicit-any
+} from '../core/reconciler';
+export type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from '../core/definitions';

@@ -5,14 +5,14 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { builtinCrds } from '../reconcilers/builtin-crds';
-import { renderCrdYaml } from '../reconcilers/crd-yaml';
+import { builtinOperator } from '../builtin';
+import { operatorCrds, renderCrdYaml } from '../reconcilers';
 
 const dir = join(__dirname, '..', 'deploy', 'crds');
 
 function main(): number {
   const { values } = parseArgs({ options: { check: { type: 'boolean', default: false } } });
-  const wanted = Object.entries(builtinCrds()).map(([file, crd]) => [file, renderCrdYaml(crd)] as const);
+  const wanted = Object.entries(operatorCrds(builtinOperator)).map(([file, crd]) => [file, renderCrdYaml(crd)] as const);
   if (values.check) {
     const stale = wanted.filter(
       ([file, text]) => !existsSync(join(dir, file)) || readFileSync(join(dir, file), 'utf8') !== text,

@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
-exec npx tsx scripts/demo.ts "$@"
+exec node --import tsx cli/homeostat.ts dev "$@"

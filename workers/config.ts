@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { loadEnvOrExit, type ParsedEnv } from '../config';
-import { defaultTaskQueue } from '../workflows/definitions';
+import { defaultTaskQueue } from '../core/definitions';
 
 /** The environment variables the worker reads (besides TEMPORAL_*). */
 export const workerEnvSchema = z.object({

@@ -3,6 +3,8 @@
  * bundle (built once per process and entry module), the object workflow and the activities of the
  * given reconcilers on one task queue, and graceful shutdown on SIGINT/SIGTERM.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import {
   bundleWorkflowCode,
@@ -15,12 +17,12 @@ import {
 } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/create-activities';
-import type { Reconciler } from '../reconcilers/define-reconciler';
-import { defaultTaskQueue, reconcileMetricNames } from '../workflows/definitions';
+import { defaultTaskQueue, reconcileMetricNames } from '../core/definitions';
+import { assertOperator, type Operator } from '../core/operator';
 import { PinoTemporalLogger } from './logger';
 import { reconcileTimeBuckets } from './metrics';
 
-/** The workflow entry module of the built-in reconcilers. */
+/** The workflow entry module: the generic object workflow, which serves every operator. */
 export const defaultWorkflowsPath = require.resolve('../workflows');
 
 let runtimeInstalled = false;
@@ -70,6 +72,17 @@ export function installRuntime(logger: Logger, options: RuntimeOptions = {}): bo
   }
 }
 
+/**
+ * The workflow bundle built into the package (`npm run bundle` writes `dist/workflow-bundle.js`), when
+ * this code runs from a build that has it; workers then start without webpack.
+ */
+export function packagedWorkflowBundle(): string | undefined {
+  const candidates = [join(__dirname, '..', 'workflow-bundle.js'), join(__dirname, '..', 'dist', 'workflow-bundle.js')];
+  // Only a bundle next to compiled code: under tsx or jest the sources may be newer than dist/.
+  if (!__filename.endsWith('.js')) return undefined;
+  return candidates.find((p) => existsSync(p));
+}
+
 const bundles = new Map<string, Promise<WorkflowBundle>>();
 
 /**
@@ -99,8 +112,8 @@ export interface HomeostatWorkerOptions {
   readonly taskQueue?: string;
   /** A bundle from {@link bundleObjectWorkflows}, or `{ codePath }` of one written to disk. */
   readonly workflowBundle: WorkflowBundleOption;
-  /** The reconcilers whose step activities this worker runs; their plans must be in the bundle. */
-  readonly reconcilers: readonly Reconciler<never>[] | readonly Reconciler<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The operator whose reconcilers' steps this worker runs (checked before the worker is created). */
+  readonly operator: Operator;
   readonly kc: k8s.KubeConfig;
   readonly logger: Logger;
   /** Identity shown in the Temporal UI and used as Events' reportingInstance. */
@@ -113,6 +126,7 @@ export interface HomeostatWorkerOptions {
 
 /** Creates (does not run) a worker for the object workflow and the reconcilers' activities. */
 export async function createHomeostatWorker(options: HomeostatWorkerOptions): Promise<Worker> {
+  assertOperator(options.operator);
   installRuntime(options.logger);
   return Worker.create({
     connection: options.connection,
@@ -121,7 +135,7 @@ export async function createHomeostatWorker(options: HomeostatWorkerOptions): Pr
     workflowBundle: options.workflowBundle,
     activities: createActivities({
       kc: options.kc,
-      reconcilers: options.reconcilers,
+      operator: options.operator,
       logger: options.logger,
       ...(options.identity ? { reportingInstance: options.identity } : {}),
     }),

@@ -1,16 +1,19 @@
 /**
- * The worker process: `homeostat worker` (or `node dist/workers/main.js`). Configuration comes from
- * the environment (see `config.ts`).
+ * The worker process, `homeostat worker`: configuration from the environment (see `config.ts`), the
+ * operator from the CLI (`--operator`, or the built-in one).
  */
 import pino from 'pino';
-import { builtinReconcilers } from '../reconcilers';
+import type { Operator } from '../core/operator';
 import { loadWorkerConfig } from './config';
 import { runWorker, runWorkerOptionsFrom } from './run-worker';
 
-const { config, temporal } = loadWorkerConfig();
-const logger = pino({ name: 'homeostat-worker', level: config.LOG_LEVEL });
-
-runWorker(runWorkerOptionsFrom(config, temporal, { reconcilers: builtinReconcilers, logger })).catch((err: unknown) => {
-  logger.fatal({ err }, 'worker failed');
-  process.exit(1);
-});
+/** Runs the worker process for an operator until SIGTERM/SIGINT. */
+export async function workerMain(operator: Operator): Promise<void> {
+  const { config, temporal } = loadWorkerConfig();
+  const logger = pino({ name: 'homeostat-worker', level: config.LOG_LEVEL });
+  logger.info({ operator: operator.name, kinds: operator.reconcilers.map((r) => r.plan.kind) }, 'operator loaded');
+  await runWorker(runWorkerOptionsFrom(config, temporal, { operator, logger })).catch((err: unknown) => {
+    logger.fatal({ err }, 'worker failed');
+    process.exit(1);
+  });
+}

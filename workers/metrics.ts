@@ -17,7 +17,7 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 /** Histogram buckets of `homeostat_reconcile_time_seconds`, in seconds (controller-runtime's range). */
 export const reconcileTimeBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
-export { reconcileMetricNames } from '../workflows/definitions';
+export { reconcileMetricNames } from '../core/definitions';
 
 /** A free loopback port for the Core runtime's Prometheus exporter. */
 export async function freeLoopbackPort(): Promise<number> {

@@ -1,7 +1,7 @@
 /**
  * The worker process as a library function: connect, bundle (or load a prebuilt bundle), create the
- * worker and run it until SIGINT/SIGTERM. `workers/main.ts` calls it with the built-in reconcilers;
- * tests call it from a child process with their own reconcilers.
+ * worker and run it until SIGINT/SIGTERM. `homeostat worker` calls it with the operator it was given;
+ * tests call it from a child process with their own operators.
  */
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
@@ -9,8 +9,9 @@ import { loadKubeConfig, type TemporalSettings } from '../config';
 import type { WorkerConfig } from './config';
 import { startWorkerHttpServer } from './http-server';
 import { freeLoopbackPort, WorkerMetrics } from './metrics';
-import type { Reconciler } from '../reconcilers/define-reconciler';
+import { assertOperator, type Operator } from '../core/operator';
 import {
+  packagedWorkflowBundle,
   bundleObjectWorkflows,
   createHomeostatWorker,
   defaultWorkflowsPath,
@@ -27,10 +28,14 @@ export interface RunWorkerOptions {
   readonly taskQueue: string;
   /** Path of a kubeconfig; unset loads the default (in-cluster or ~/.kube/config). */
   readonly kubeconfig?: string;
-  readonly reconcilers: readonly Reconciler<never>[] | readonly Reconciler<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
-  /** The workflow entry module to bundle. @default the built-in `workflows/index.ts` */
+  /** The operator to run (its reconcilers' steps become this worker's activities). */
+  readonly operator: Operator;
+  /** The workflow entry module to bundle. @default the generic `workflows/index.ts` */
   readonly workflowsPath?: string;
-  /** A prebuilt bundle on disk; when set, nothing is bundled at start. */
+  /**
+   * A prebuilt bundle on disk; when set, nothing is bundled at start.
+   * @default the package's `dist/workflow-bundle.js` when it exists and no `workflowsPath` is given
+   */
   readonly workflowBundlePath?: string;
   readonly identity?: string;
   readonly logger?: Logger;
@@ -47,21 +52,24 @@ export interface RunWorkerOptions {
 
 /** Runs a worker until it is signalled to stop. */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
+  // A worker that cannot run its operator's steps fails here, before it connects or polls.
+  assertOperator(options.operator);
   const logger = options.logger ?? pino({ name: 'homeostat-worker' });
   const coreMetricsAddress = options.httpPort === undefined ? undefined : `127.0.0.1:${await freeLoopbackPort()}`;
   const exporting = installRuntime(logger, coreMetricsAddress ? { prometheusBindAddress: coreMetricsAddress } : {});
   const kc = loadKubeConfig(options.kubeconfig);
   const connection = await NativeConnection.connect(options.connectionOptions ?? { address: options.temporalAddress });
   try {
-    const workflowBundle = options.workflowBundlePath
-      ? { codePath: options.workflowBundlePath }
+    const prebuilt = options.workflowBundlePath ?? (options.workflowsPath ? undefined : packagedWorkflowBundle());
+    const workflowBundle = prebuilt
+      ? { codePath: prebuilt }
       : await bundleObjectWorkflows(options.workflowsPath ?? defaultWorkflowsPath, logger);
     const worker = await createHomeostatWorker({
       connection,
       namespace: options.namespace,
       taskQueue: options.taskQueue,
       workflowBundle,
-      reconcilers: options.reconcilers,
+      operator: options.operator,
       kc,
       logger,
       ...(options.identity ? { identity: options.identity } : {}),
@@ -101,7 +109,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
 export function runWorkerOptionsFrom(
   config: WorkerConfig,
   temporal: TemporalSettings,
-  rest: Pick<RunWorkerOptions, 'reconcilers' | 'logger'>,
+  rest: Pick<RunWorkerOptions, 'operator' | 'logger'>,
 ): RunWorkerOptions {
   return {
     ...rest,

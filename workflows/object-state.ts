@@ -3,8 +3,11 @@
  * outcome implies, status comparison, retry backoff and the markdown shown as current details in
  * the Temporal UI. No side effects, no clocks: safe in workflow code and easy to unit-test.
  */
-import { durationMs, type StepPlan, type StepRetry } from '../reconcilers/plan';
-import type { ConditionSpec, ObjectRef, ObjectStatus, Phase, ReconcileRequest, StepState } from './definitions';
+import { durationMs, type StepPlan, type StepRetry } from '../core/plan';
+import type { ConditionSpec, ObjectRef, ObjectStatus, Phase, ReconcileRequest, StepState } from '../core/definitions';
+import { sameStatus } from '../core/status';
+
+export { sameStatus };
 
 /**
  * Coalesces reconcile requests: only the newest pending request is kept, and the wanted generation
@@ -150,24 +153,6 @@ export function desiredStatus(i: StatusInputs): Required<ObjectStatus> & { condi
       ];
   }
   return { observedGeneration: g, phase: i.phase, conditions };
-}
-
-/** Whether two owned statuses are equal (conditions compared by type, ignoring order and times). */
-export function sameStatus(a: ObjectStatus, b: ObjectStatus): boolean {
-  if (a.observedGeneration !== b.observedGeneration || a.phase !== b.phase) return false;
-  const ca = [...(a.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type));
-  const cb = [...(b.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type));
-  if (ca.length !== cb.length) return false;
-  return ca.every((c, i) => {
-    const d = cb[i]!;
-    return (
-      c.type === d.type &&
-      c.status === d.status &&
-      c.reason === d.reason &&
-      c.message === d.message &&
-      c.observedGeneration === d.observedGeneration
-    );
-  });
 }
 
 /** The workflow-level backoff before retry round `round + 1` (round is 1-based): exponential, capped. */

@@ -30,15 +30,17 @@ import type {
   Observation,
   StepActivityResult,
   StepInput,
-} from '../activities/create-activities';
+} from '../core/activity-contract';
 import {
   durationMs,
   findPlan,
   runnableSteps,
   stepActivityType,
   type PlanRegistry,
+  type ReconcilerPlan,
   type StepPlan,
-} from '../reconcilers/plan';
+} from '../core/plan';
+import type { StepOutputs } from '../core/reconciler';
 import {
   reconcileMetricNames,
   reconcileNowUpdate,
@@ -53,7 +55,7 @@ import {
   type ReconcileNowRequest,
   type Phase,
   type StepState,
-} from './definitions';
+} from '../core/definitions';
 import { Coalescer, backoffMs, desiredStatus, detailsMarkdown, sameRef, sameStatus } from './object-state';
 
 /** The per-object workflow function. */
@@ -86,14 +88,26 @@ const coreOptions: ActivityOptions = {
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 };
 
+/** Options of {@link createObjectWorkflow}. */
+export interface ObjectWorkflowOptions {
+  /**
+   * Plans for histories recorded before plans travelled in the observe activity's result (homeostat
+   * 0.1): replaying those needs the plan from somewhere. New passes always use the observed plan.
+   */
+  readonly legacyPlans?: PlanRegistry;
+}
+
 /**
- * Builds the object workflow for a set of plans. A worker's workflow entry module exports
- * `objectWorkflow = createObjectWorkflow(plans)`; the export name is the workflow type.
+ * Builds the object workflow. It holds no plan of its own: each pass runs the plan that the observe
+ * activity returned (the worker's reconciler for the object's kind), recorded in history with the
+ * observation, so any operator runs on the same workflow code and replays with the plan it ran.
  */
-export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
+export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): ObjectWorkflow {
   return async function objectWorkflow(input: ObjectWorkflowInput): Promise<PassOutcome | undefined> {
     const ref = input.ref;
-    const plan = findPlan(plans, ref);
+    const legacyPlan = options.legacyPlans ? findPlan(options.legacyPlans, ref) : undefined;
+    /** The plan of the newest observation (or the legacy plan until one is observed). */
+    let plan: ReconcilerPlan | undefined = legacyPlan;
     const where = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
     const carried = input.carried;
     const run = (carried?.runs ?? 0) + 1;
@@ -180,15 +194,9 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
             throw new Error(`unknown object: UID ${request.uid} is not ${uid}`);
           }
           if (finished) throw new Error('the object is gone; its workflow is completing');
-          if (!plan) throw new Error(`no reconciler for ${ref.kind}.${ref.group}`);
         },
       },
     );
-
-    if (!plan) {
-      // Nothing can reconcile this object: keep the workflow failing loudly, not silently spinning.
-      throw new Error(`no reconciler plan for ${ref.kind}.${ref.group}`);
-    }
 
     const upsertIfChanged = (): void => {
       const current = workflowInfo().typedSearchAttributes;
@@ -268,6 +276,7 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
 
     /** Runs one step (rounds of server-side attempts, then workflow backoff) until success or terminal. */
     const runStep = async (
+      plan: ReconcilerPlan,
       step: StepPlan,
       stepInput: StepInput,
       generation: number,
@@ -354,6 +363,7 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
 
     /** Runs a list of steps in dependency order, independent ones in parallel. */
     const runSteps = async (
+      plan: ReconcilerPlan,
       list: readonly StepPlan[],
       obs: Extract<Observation, { found: true }>,
     ): Promise<{
@@ -367,7 +377,24 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
       steps = {};
       for (const s of list) steps[s.name] = { status: 'pending', attempts: 0 };
       showDetails();
-      const stepInput: StepInput = { ref, identity: obs.identity, spec: obs.spec };
+      const outputs: Record<string, StepOutputs> = {};
+      /** The outputs of a step's dependencies, direct or not (deterministic: plan order). */
+      const inputFor = (step: StepPlan): StepInput => {
+        const results: Record<string, StepOutputs> = {};
+        const visit = (name: string): void => {
+          for (const dep of list.find((s) => s.name === name)?.dependsOn ?? []) {
+            if (outputs[dep] !== undefined && results[dep] === undefined) results[dep] = outputs[dep];
+            visit(dep);
+          }
+        };
+        visit(step.name);
+        return {
+          ref,
+          identity: obs.identity,
+          spec: obs.spec,
+          ...(Object.keys(results).length > 0 ? { results } : {}),
+        };
+      };
       let failed: { step: string; message: string; terminal: boolean } | undefined;
       let superseded = false;
       let requeueAfterMs: number | undefined;
@@ -384,8 +411,9 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
             status[name] = 'running';
             running.set(
               name,
-              runStep(step, stepInput, obs.generation, obs.uid).then((r) => {
+              runStep(plan, step, inputFor(step), obs.generation, obs.uid).then((r) => {
                 running.delete(name);
+                if (r.result?.outputs !== undefined) outputs[name] = r.result.outputs;
                 status[name] = r.state.status === 'succeeded' ? 'succeeded' : 'failed';
                 if (r.result?.requeueAfterMs !== undefined) {
                   requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, r.result.requeueAfterMs);
@@ -434,7 +462,7 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
     const runPass = async (): Promise<PassOutcome> => {
       statusWritten = false;
       detailsTitle = 'Steps';
-      stepList = plan.steps;
+      stepList = plan?.steps ?? [];
       let obs: Observation;
       try {
         obs = await proxyActivities<Activities>({
@@ -467,6 +495,11 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
         log.info('object is gone; workflow completes', { ref });
         return outcome('gone', 0);
       }
+      // Histories recorded before plans travelled with the observation have none: use the legacy plan.
+      const observedPlan = obs.plan ?? legacyPlan;
+      if (!observedPlan) throw new Error(`the observation of ${ref.kind} ${where} carries no plan`);
+      plan = observedPlan;
+      stepList = plan.steps;
       if (uid !== undefined && obs.uid !== uid) {
         // Same name, new UID: a new object. The old one is gone (its finalizer was removed): start over.
         log.info('object was recreated; starting over', { ref, oldUid: uid, uid: obs.uid });
@@ -482,7 +515,7 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
         detailsTitle = 'Cleanup';
         await writeStatusIfChanged(obs.uid, desiredStatus({ phase: 'Deleting', generation: obs.generation }));
         upsertIfChanged();
-        const cleanup = await runSteps(plan.cleanup ?? [], obs);
+        const cleanup = await runSteps(observedPlan, observedPlan.cleanup ?? [], obs);
         if (cleanup.failed) {
           await writeStatusIfChanged(
             obs.uid,
@@ -512,7 +545,7 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
       }
 
       if (blockedGeneration !== undefined && obs.generation > blockedGeneration) blockedGeneration = undefined;
-      const result = await runSteps(plan.steps, obs);
+      const result = await runSteps(observedPlan, observedPlan.steps, obs);
       if (result.superseded) return outcome('superseded', obs.generation);
       if (result.failed) {
         if (result.failed.terminal) blockedGeneration = obs.generation;
@@ -540,12 +573,12 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
         desiredStatus({
           phase: 'Ready',
           generation: obs.generation,
-          succeeded: plan.steps.length,
+          succeeded: observedPlan.steps.length,
           // Per-step conditions came later: histories recorded before them keep the old status
           // (and so the old commands) on replay.
           ...(patched('status-step-conditions')
             ? {
-                steps: plan.steps.map((s) => ({
+                steps: observedPlan.steps.map((s) => ({
                   name: s.name,
                   ...(steps[s.name]?.message ? { message: steps[s.name]!.message! } : {}),
                 })),
@@ -562,8 +595,9 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
       );
     };
 
-    const driftMs = plan.driftCheckInterval !== undefined ? durationMs(plan.driftCheckInterval, 0) : undefined;
-    const maxPasses = plan.maxPassesPerRun ?? defaultMaxPassesPerRun;
+    const driftMs = (): number | undefined =>
+      plan?.driftCheckInterval !== undefined ? durationMs(plan.driftCheckInterval, 0) : undefined;
+    const maxPasses = (): number => plan?.maxPassesPerRun ?? defaultMaxPassesPerRun;
     // Metrics are not commands: emitting them leaves the history unchanged, and the SDK drops them
     // while replaying, so a pass is counted once however often its history is replayed.
     const meter = metricMeter.withTags({ group: ref.group || 'core', kind: ref.kind });
@@ -647,12 +681,13 @@ export function createObjectWorkflow(plans: PlanRegistry): ObjectWorkflow {
 
       if (blockedGeneration === undefined) {
         const requeue = result.requeueAfterMs;
-        if (requeue !== undefined && (driftMs === undefined || requeue < driftMs)) armTimer('requeue', requeue);
-        else if (driftMs !== undefined) armTimer('drift', driftMs);
+        const drift = driftMs();
+        if (requeue !== undefined && (drift === undefined || requeue < drift)) armTimer('requeue', requeue);
+        else if (drift !== undefined) armTimer('drift', drift);
       }
       showDetails();
 
-      if (passesThisRun >= maxPasses || workflowInfo().continueAsNewSuggested) {
+      if (passesThisRun >= maxPasses() || workflowInfo().continueAsNewSuggested) {
         await condition(() => allHandlersFinished() || nowRequested);
         if (nowRequested) continue; // an update waits for a pass: serve it first
         const pending = coalescer.take();

@@ -7,7 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
 import { Bridge } from '../../informer-bridge';
-import { watchedResourcesFor } from '../../reconcilers/watched-resources';
+import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
 import { benchPlan } from '../reconciler/plan';
 import { childOptions, exitWithParent, measureMemory, report, until } from './measure';
 

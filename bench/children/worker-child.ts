@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     namespace: opts.temporalNamespace,
     taskQueue: opts.taskQueue,
     workflowBundle: { codePath: opts.bundlePath },
-    reconcilers: [benchReconciler],
+    operator: { name: 'bench', reconcilers: [benchReconciler] },
     kc,
     logger: pino({ level: 'warn' }, pino.destination(2)),
     shutdownGraceTime: '1 second',

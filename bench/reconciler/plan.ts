@@ -3,7 +3,7 @@
  * steps in a chain (`first` → `second` → `third`), so a pass costs what the orchestration costs and
  * nothing else. Plain data, bundled into the benchmark's workflow entry.
  */
-import { definePlan } from '../../reconcilers/plan';
+import { definePlan } from '../../core/plan';
 
 /** The benchmark CRD's API group. */
 export const benchGroup = 'bench.homeostat.dev';

@@ -7,7 +7,7 @@
  */
 import type { temporal } from '@temporalio/proto';
 import { historyCost } from '../history-cost';
-import { reconcileRequestedSignal, stateQuery, workflowIdFor } from '../../workflows/definitions';
+import { reconcileRequestedSignal, stateQuery, workflowIdFor } from '../../core/definitions';
 import { createNamespace, createObject, ReadyWatch } from '../objects';
 import { rawPassesQuery, rawReconcileSignal } from '../raw/definitions';
 import { benchPlan, benchSteps } from '../reconciler';

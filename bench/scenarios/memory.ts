@@ -8,7 +8,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { repoRoot } from '../../devstack/paths';
-import { objectWorkflowStartOptions, reconcileRequestedSignal } from '../../workflows/definitions';
+import { objectWorkflowStartOptions, reconcileRequestedSignal } from '../../core/definitions';
 import type { MemorySample } from '../children/measure';
 import { type BenchObjectBody, createNamespace, createObject, forEachLimited, ReadyWatch } from '../objects';
 import { benchPlan } from '../reconciler';

@@ -5,7 +5,7 @@
  * event showing `observedGeneration` at the last generation.
  */
 import { performance } from 'node:perf_hooks';
-import { stateQuery, workflowIdFor } from '../../workflows/definitions';
+import { stateQuery, workflowIdFor } from '../../core/definitions';
 import { createNamespace, createObject, patchSpec, ReadyWatch } from '../objects';
 import { benchPlan } from '../reconciler';
 import { round } from '../stats';

@@ -12,7 +12,9 @@ import * as k8s from '@kubernetes/client-node';
 import fc from 'fast-check';
 import pino from 'pino';
 import { buildApiServer, KubernetesAuth } from '../../api';
-import { builtinPlans } from '../../reconcilers';
+import { builtinOperator } from '../../builtin';
+import { plansOf } from '../../core/operator';
+import { planRegistry } from '../../core/plan';
 import { randomSuffix, useStack } from '../support/harness';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
@@ -45,7 +47,7 @@ describe('HTTP API', () => {
       temporal: t.temporal,
       kc: t.kc,
       objects: k8s.KubernetesObjectApi.makeApiClient(t.kc),
-      plans: builtinPlans,
+      plans: planRegistry(plansOf(builtinOperator)),
       auth: new KubernetesAuth({
         kc: t.kc,
         staticTokens: [{ token: staticToken, user: 'local-admin', groups: ['system:masters'] }],

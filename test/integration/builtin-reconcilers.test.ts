@@ -10,8 +10,10 @@ import * as k8s from '@kubernetes/client-node';
 import { Client as PgClient } from 'pg';
 import pino from 'pino';
 import { Bridge } from '../../informer-bridge';
-import { builtinPlans, watchedResourcesFor } from '../../reconcilers';
-import { stateQuery, workflowIdFor } from '../../workflows/definitions';
+import { builtinOperator } from '../../builtin';
+import { plansOf } from '../../core/operator';
+import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
+import { stateQuery, workflowIdFor } from '../../core/definitions';
 import { randomSuffix, useStack } from '../support/harness';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
@@ -363,7 +365,7 @@ describe('PostgresDatabase: a worker killed during role creation', () => {
     await watcher.connect();
     const bridge = new Bridge({
       kc: t.kc,
-      resources: watchedResourcesFor(Object.values(builtinPlans)),
+      resources: watchedResourcesFor(plansOf(builtinOperator)),
       namespace: t.namespace,
       client: t.temporal,
       taskQueue,

@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import { Bridge, type WatchedResource } from '../../informer-bridge';
-import { staticSummaryFor, workflowIdFor } from '../../workflows/definitions';
+import { staticSummaryFor, workflowIdFor } from '../../core/definitions';
 import { randomSuffix, useStack } from '../support/harness';
 import {
   createWidgetCrd,

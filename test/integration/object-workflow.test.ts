@@ -10,7 +10,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { Pool } from 'pg';
 import pino from 'pino';
 import { bundleObjectWorkflows, createHomeostatWorker, installRuntime } from '../../workers/create-worker';
-import { reconcileNowUpdate, type ObjectState } from '../../workflows/definitions';
+import { reconcileNowUpdate, type ObjectState } from '../../core/definitions';
 import { counterReconcilers, createCounterTables } from '../fixtures/counter/reconciler';
 import {
   Counters,
@@ -47,7 +47,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       namespace: t.endpoints.temporalNamespace,
       taskQueue,
       workflowBundle: await bundleObjectWorkflows(workflowsPath),
-      reconcilers: counterReconcilers(pool),
+      operator: { name: 'counter', reconcilers: counterReconcilers(pool) },
       kc: t.kc,
       logger,
     });

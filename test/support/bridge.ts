@@ -9,7 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { WatchedResource } from '../../informer-bridge';
-import { type ObjectRef, type ReconcileRequest, workflowIdFor } from '../../workflows/definitions';
+import { type ObjectRef, type ReconcileRequest, workflowIdFor } from '../../core/definitions';
 
 /** Resolves after `ms`. */
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

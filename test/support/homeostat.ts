@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { Bridge } from '../../informer-bridge';
-import { builtinPlans, builtinReconcilers, watchedResourcesFor } from '../../reconcilers';
+import { builtinOperator } from '../../builtin';
+import { plansOf } from '../../core/operator';
+import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
 import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
 import type { TestStack } from './harness';
 
@@ -37,7 +39,7 @@ export async function startInProcessHomeostat(
     namespace: t.endpoints.temporalNamespace,
     taskQueue: options.taskQueue,
     workflowBundle: await bundleObjectWorkflows(),
-    reconcilers: builtinReconcilers,
+    operator: builtinOperator,
     kc: t.kc,
     logger: options.logger,
   });
@@ -45,7 +47,7 @@ export async function startInProcessHomeostat(
   const bridge = options.bridge
     ? new Bridge({
         kc: t.kc,
-        resources: watchedResourcesFor(Object.values(builtinPlans)),
+        resources: watchedResourcesFor(plansOf(builtinOperator)),
         namespace: t.namespace,
         client: t.temporal,
         taskQueue: options.taskQueue,

@@ -1,17 +1,15 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { builtinCrds, customResourceDefinition, structuralSchema } from '../../reconcilers';
-import { renderCrdYaml } from '../../reconcilers/crd-yaml';
-import { pluralOf, watchedResourcesFor } from '../../reconcilers/watched-resources';
-import { appPlan } from '../../reconcilers/app';
-import { postgresDatabasePlan, postgresDatabaseSpec } from '../../reconcilers/postgres-database';
+import { appPlan, builtinOperator, postgresDatabasePlan, postgresDatabaseSpec } from '../../builtin';
+import { pluralOf, watchedResourcesFor } from '../../informer-bridge/operator-resources';
+import { customResourceDefinition, operatorCrds, renderCrdYaml, structuralSchema } from '../../reconcilers';
 
 const crdDir = join(__dirname, '../../deploy/crds');
 
 describe('CRDs generated from the zod schemas', () => {
   it('given the committed deploy/crds, each file equals what npm run crds generates', () => {
-    const generated = builtinCrds();
+    const generated = operatorCrds(builtinOperator);
     const committed = readdirSync(crdDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
     expect(committed.sort()).toEqual(Object.keys(generated).sort());
     for (const [file, crd] of Object.entries(generated)) {

@@ -6,7 +6,7 @@ import {
   isHomeostatError,
   parseRetryAfter,
   toApplicationFailure,
-} from '../../activities/errors';
+} from '../../core/errors';
 
 const apiError = (code: number, headers: Record<string, string> = {}, message = 'nope') =>
   new ApiException(code, `HTTP ${code}`, JSON.stringify({ kind: 'Status', message }), headers);

@@ -1,4 +1,4 @@
-import type { ReconcileRequest } from '../../workflows/definitions';
+import type { ReconcileRequest } from '../../core/definitions';
 import { backoffMs, Coalescer, desiredStatus, detailsMarkdown, sameStatus } from '../../workflows/object-state';
 import { counterPlan } from '../fixtures/counter/plan';
 

@@ -5,7 +5,7 @@ import {
   PlanError,
   runnableSteps,
   stepActivityType,
-} from '../../reconcilers/plan';
+} from '../../core/plan';
 import { counterPlan } from '../fixtures/counter/plan';
 
 const base = { group: 'g.dev', version: 'v1', kind: 'Thing', plural: 'things', scope: 'Namespaced' } as const;

@@ -53,7 +53,7 @@ describe('replay of recorded object workflow histories', () => {
     }
   }, 180_000);
 
-  it('given a nondeterministic change (audit now depends on prepare), replay fails with a determinism violation', async () => {
+  it('given a nondeterministic change of the workflow code (a timer first), replay fails with a determinism violation', async () => {
     const results = await replay(require.resolve('../fixtures/counter-workflows-nondeterministic'));
     for (const [id, result] of Object.entries(results)) {
       expect({ id, error: result.error?.name }).toEqual({ id, error: 'DeterminismViolationError' });

@@ -7,7 +7,7 @@
  * and after deletion every object is gone (no finalizer stuck) and its database and role dropped.
  */
 import * as k8s from '@kubernetes/client-node';
-import { stateQuery, workflowIdFor } from '../../../workflows/definitions';
+import { stateQuery, workflowIdFor } from '../../../core/definitions';
 import type { FaultEnv } from './fault-env';
 import { serverSecretName } from './fault-env';
 import { waitUntil } from './processes';

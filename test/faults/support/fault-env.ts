@@ -13,7 +13,9 @@ import { Client, Connection } from '@temporalio/client';
 import { Pool } from 'pg';
 import pino from 'pino';
 import { type Stack, startStack } from '../../../devstack';
-import { builtinPlans, watchedResourcesFor } from '../../../reconcilers';
+import { builtinOperator } from '../../../builtin';
+import { plansOf } from '../../../core/operator';
+import { watchedResourcesFor } from '../../../informer-bridge/operator-resources';
 import { bundleObjectWorkflows } from '../../../workers/create-worker';
 import { randomSuffix } from '../../support/harness';
 import { type HomeostatProcess, spawnHomeostat, waitUntil } from './processes';
@@ -138,7 +140,7 @@ export class FaultEnv {
   ): Promise<HomeostatProcess> {
     const bridge = await spawnHomeostat('bridge', {
       ...this.commonEnv(),
-      HOMEOSTAT_BRIDGE_RESOURCES: JSON.stringify(watchedResourcesFor(Object.values(builtinPlans))),
+      HOMEOSTAT_BRIDGE_RESOURCES: JSON.stringify(watchedResourcesFor(plansOf(builtinOperator))),
       HOMEOSTAT_BRIDGE_NAMESPACE: this.namespace,
       HOMEOSTAT_BRIDGE_LEADER_ELECTION: 'true',
       HOMEOSTAT_BRIDGE_LEASE_NAMESPACE: this.namespace,

@@ -1,5 +1,5 @@
 import { CoalescingQueue, mergeRequests } from '../../../informer-bridge';
-import type { ReconcileReason, ReconcileRequest } from '../../../workflows/definitions';
+import type { ReconcileReason, ReconcileRequest } from '../../../core/definitions';
 import { FakeClock, flush } from '../../support/fake-clock';
 
 const ref = { group: 'homeostat.dev', version: 'v1alpha1', kind: 'App', namespace: 'pony-prod', name: 'pony-spawner' };

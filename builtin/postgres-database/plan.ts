@@ -3,7 +3,7 @@
  * role, the database owned by it, its extensions, and the connection Secret. A drift check every
  * minute puts back an owner or connection limit changed by hand.
  */
-import { definePlan } from '../plan';
+import { definePlan } from '../../reconcilers';
 
 const retry = {
   initialInterval: '1 second',

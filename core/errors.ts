@@ -4,6 +4,7 @@
  * jest module registries and the workflow sandbox).
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { durationMs } from './plan';
 
 /** The catalog: code → failure type, and whether Temporal may retry it. */
 export const errorCatalog = {
@@ -197,4 +198,28 @@ export function toApplicationFailure(err: unknown, extra: Record<string, unknown
     ...(he.retryAfterMs !== undefined ? { nextRetryDelay: he.retryAfterMs } : {}),
     ...(he.cause instanceof Error ? { cause: he.cause } : {}),
   });
+}
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Marks a failure that retrying cannot fix: the step fails for this generation, the object reports
+ * `Degraded` with reason `TerminalStepError`, and nothing is retried until the spec changes
+ * (controller-runtime's `reconcile.TerminalError`).
+ *
+ * @example `throw terminal(new Error('zone example.com is not delegated to us'))`
+ */
+export function terminal(err: unknown): HomeostatError {
+  return new HomeostatError('ERR_STEP_TERMINAL', messageOf(err), { cause: err });
+}
+
+/**
+ * Asks for the next attempt after `delay` instead of the step's backoff (a rate-limited API that said
+ * when to come back). `delay` is a duration: `'30s'`, `'2 minutes'` or milliseconds.
+ *
+ * @example `throw retryAfter('30s', new Error('quota exhausted'))`
+ */
+export function retryAfter(delay: number | string, err: unknown): HomeostatError {
+  const ms = durationMs(delay, 0);
+  return new HomeostatError('ERR_STEP_FAILED', messageOf(err), { cause: err, retryAfterMs: ms });
 }

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { V1ConfigMap, V1Deployment, V1Service } from '@kubernetes/client-node';
-import { defineReconciler, type StepContext } from '../define-reconciler';
+import { defineReconciler, type CrdOptions, type StepContext } from '../../reconcilers';
 import { appPlan } from './plan';
 import { appSpec, type AppSpec } from './schema';
 
@@ -34,8 +34,18 @@ export function configHash(config: Readonly<Record<string, string>>): string {
   return createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 16);
 }
 
+/** CRD extras of `App`. */
+const appCrdOptions: CrdOptions = {
+  shortNames: ['hsapp'],
+  columns: [
+    { name: 'Image', type: 'string', jsonPath: '.spec.image' },
+    { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+  ],
+};
+
 /** The `App` reconciler. */
 export const appReconciler = defineReconciler({
+  crd: appCrdOptions,
   plan: appPlan,
   schema: appSpec,
   steps: {

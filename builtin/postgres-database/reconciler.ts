@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { Client, type ClientConfig } from 'pg';
-import { HomeostatError, isHomeostatError } from '../../activities/errors';
-import { defineReconciler, type StepContext } from '../define-reconciler';
+import { HomeostatError, isHomeostatError } from '../../reconcilers';
+import { defineReconciler, type CrdOptions, type StepContext } from '../../reconcilers';
 import { postgresDatabasePlan } from './plan';
 import { postgresDatabaseSpec, type PostgresDatabaseSpec } from './schema';
 
@@ -102,8 +102,18 @@ async function readPassword(ctx: Ctx): Promise<string> {
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
+/** CRD extras of `PostgresDatabase`. */
+const postgresDatabaseCrdOptions: CrdOptions = {
+  shortNames: ['pgdb'],
+  columns: [
+    { name: 'Database', type: 'string', jsonPath: '.spec.databaseName' },
+    { name: 'Policy', type: 'string', jsonPath: '.spec.deletionPolicy', priority: 1 },
+  ],
+};
+
 /** The `PostgresDatabase` reconciler. */
 export const postgresDatabaseReconciler = defineReconciler({
+  crd: postgresDatabaseCrdOptions,
   plan: postgresDatabasePlan,
   schema: postgresDatabaseSpec,
   steps: {

@@ -4,7 +4,7 @@
  * owned by the App; the informer bridge maps their changes back to it, so a deleted or hand-edited
  * child is put back.
  */
-import { definePlan } from '../plan';
+import { definePlan } from '../../reconcilers';
 
 /** The plan of `App` (`homeostat.dev/v1alpha1`). */
 export const appPlan = definePlan({

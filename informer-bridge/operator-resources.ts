@@ -2,8 +2,8 @@
  * What the informer bridge must watch for a set of reconcilers: each reconciled resource, and each
  * kind its reconciler owns, mapped back to its owners through ownerReferences (`child-changed`).
  */
-import type { WatchedResource } from '../informer-bridge';
-import type { ReconcilerPlan } from './plan';
+import type { ReconcilerPlan } from '../core/plan';
+import type { WatchedResource } from './types';
 
 /** Kubernetes' own plural of a kind (`Ingress` → `ingresses`, `NetworkPolicy` → `networkpolicies`). */
 export function pluralOf(kind: string): string {

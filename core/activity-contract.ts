@@ -1,0 +1,107 @@
+/**
+ * The contract between the object workflow and its generic activities: inputs and results of observe,
+ * status, finalizer and step activities. Plain types, shared by `workflows/` and `activities/`.
+ */
+import type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from './definitions';
+import type { ReconcilerPlan } from './plan';
+import type { ObjectIdentity, StepOutputs, StepResult } from './reconciler';
+
+/** One `events.k8s.io/v1` Event about an object. */
+export interface EventRecord {
+  readonly type: 'Normal' | 'Warning';
+  /** CamelCase, e.g. `Reconciled`, `InvalidSpec`. */
+  readonly reason: string;
+  /** CamelCase action, e.g. `Reconcile`, `Delete`. */
+  readonly action: string;
+  readonly note: string;
+  /** Makes the Event's name deterministic, so a retried activity records it once. */
+  readonly dedupKey: string;
+}
+
+/** The input of {@link Activities.observeObject}. */
+export interface ObserveInput {
+  readonly ref: ObjectRef;
+}
+
+/** A snapshot of the object, as seen by {@link Activities.observeObject}. */
+export interface ObjectSnapshot {
+  readonly uid: string;
+  readonly generation: number;
+  readonly resourceVersion: string;
+  /** `metadata.deletionTimestamp` is set. */
+  readonly deleting: boolean;
+  readonly hasFinalizer: boolean;
+  /** The status fields homeostat owns, without transition times. */
+  readonly status: ObjectStatus;
+  readonly identity: ObjectIdentity;
+}
+
+/** The result of {@link Activities.observeObject}. */
+export type Observation =
+  | { readonly found: false }
+  | (ObjectSnapshot & {
+      readonly found: true;
+      /** The parsed spec (or, for an object being deleted whose spec no longer parses, the raw spec). */
+      readonly spec: unknown;
+      /**
+       * The reconciler's plan as the worker that observed knows it. Recorded in history with the
+       * observation, so the workflow needs no copy of any plan and replays with the plan it ran.
+       */
+      readonly plan: ReconcilerPlan;
+    });
+
+/** The details of an `InvalidSpec` failure thrown by {@link Activities.observeObject}. */
+export interface InvalidSpecDetails {
+  readonly code: 'ERR_INVALID_SPEC';
+  readonly data: ObjectSnapshot;
+}
+
+/** The input of {@link Activities.writeStatus}. */
+export interface WriteStatusInput {
+  readonly ref: ObjectRef;
+  /** The object's UID: a different object with the same name is left alone. */
+  readonly uid: string;
+  readonly status: {
+    readonly observedGeneration: number;
+    readonly phase: Phase;
+    readonly conditions: readonly ConditionSpec[];
+  };
+  /** An Event to record once the status is written (for pass outcomes that change the phase). */
+  readonly event?: EventRecord;
+}
+
+/** The result of {@link Activities.writeStatus}. */
+export interface WriteStatusResult {
+  readonly written: boolean;
+  /** Why nothing was written. */
+  readonly reason?: 'unchanged' | 'gone';
+}
+
+/** The input of a step activity. */
+export interface StepInput {
+  readonly ref: ObjectRef;
+  readonly identity: ObjectIdentity;
+  readonly spec: unknown;
+  /** Outputs of the steps this one depends on, from this pass. */
+  readonly results?: Readonly<Record<string, StepOutputs>>;
+}
+
+/** What a step activity returns: the step's result and the attempt that produced it. */
+export interface StepActivityResult extends StepResult {
+  readonly attempt: number;
+}
+
+/** The generic activities (step activities are added under `<plural>.<group>/<step>`). */
+export interface Activities {
+  /** Reads the object; validates its spec (`InvalidSpec` when it does not parse); adds the finalizer. */
+  observeObject(input: ObserveInput): Promise<Observation>;
+  /** Writes status (status subresource, resourceVersion precondition, retried on 409) if it changed. */
+  writeStatus(input: WriteStatusInput): Promise<WriteStatusResult>;
+  /** Removes homeostat's finalizer; a missing object is success. */
+  removeFinalizer(input: {
+    readonly ref: ObjectRef;
+    readonly uid: string;
+    readonly event?: EventRecord;
+  }): Promise<void>;
+}
+

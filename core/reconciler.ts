@@ -1,0 +1,142 @@
+/**
+ * The shape of a reconciler as the runtime sees it: the object's identity, what a step receives and
+ * returns, and a reconciler (plan + schema + step implementations). Authoring helpers that build these
+ * live in `reconcilers/`; the runtime (activities, worker) needs only these types.
+ */
+import type { z } from 'zod';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { ObjectRef } from './definitions';
+import type { Duration, ReconcilerPlan } from './plan';
+
+/** The identity of the reconciled object, as a step sees it. */
+export interface ObjectIdentity {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+  readonly uid: string;
+  readonly generation: number;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** Operations on owned children, done for the step by the activity layer. */
+export interface ChildClient {
+  /**
+   * Server-side applies a child with homeostat's field manager, adding an ownerReference to the
+   * reconciled object (controller). Returns the object as stored.
+   */
+  apply<T extends KubernetesObject>(child: T): Promise<T>;
+  /** Deletes a child; a missing child is success. */
+  delete(child: Pick<KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<void>;
+  /** Reads a child; `undefined` when it does not exist. */
+  read<T extends KubernetesObject>(
+    child: Pick<KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>,
+  ): Promise<T | undefined>;
+}
+
+/** What a step implementation receives. */
+export interface StepContext<Spec> {
+  readonly ref: ObjectRef;
+  readonly object: ObjectIdentity;
+  /** The spec, parsed by the reconciler's schema. */
+  readonly spec: Spec;
+  readonly step: string;
+  /** Temporal's attempt number of this activity (1-based, per retry round). */
+  readonly attempt: number;
+  readonly children: ChildClient;
+  /** Records a heartbeat; long steps must call it more often than their `heartbeatTimeout`. */
+  heartbeat(details?: unknown): void;
+  /** Aborted when Temporal cancels the activity (or its heartbeat times out). */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  /**
+   * The outputs of the steps this one depends on (directly or not), by step name, from this pass.
+   * Steps that returned no `outputs` are absent.
+   */
+  readonly results: Readonly<Record<string, StepOutputs>>;
+  /**
+   * Reads any object the operator's RBAC allows (a referenced Secret, a ConfigMap): `undefined` when it
+   * does not exist. A namespaced kind without `metadata.namespace` is read in the object's namespace.
+   * Declare the kind in the reconciler's `references` so that its changes re-reconcile this object.
+   */
+  read<T extends KubernetesObject>(
+    object: Pick<KubernetesObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },
+  ): Promise<T | undefined>;
+}
+
+/**
+ * Small, non-secret values a step hands to the steps that depend on it (an ID it created, a resolved
+ * address). They are recorded in the workflow history: never put credentials here. At most 4 KiB
+ * (JSON) per step.
+ */
+export type StepOutputs = Readonly<Record<string, string | number | boolean | null>>;
+
+/** What a step may return. */
+export interface StepResult {
+  /** Run another pass after this long (a durable timer in the workflow): `'30s'`, `'5 minutes'`. */
+  readonly requeueAfter?: Duration;
+  /** Like {@link requeueAfter}, in milliseconds. */
+  readonly requeueAfterMs?: number;
+  /** Values for the steps that depend on this one ({@link StepContext.results}). */
+  readonly outputs?: StepOutputs;
+  /** A short human-readable result, shown in the workflow's state and details. */
+  readonly message?: string;
+}
+
+/** A step implementation. Steps must be idempotent: Temporal runs them at least once. */
+export type StepFn<Spec> = (ctx: StepContext<Spec>) => Promise<StepResult | void>;
+
+/** Extras of a generated CustomResourceDefinition that are not part of the plan. */
+export interface CrdOptions {
+  /** `kubectl get <shortName>`. */
+  readonly shortNames?: readonly string[];
+  /** `kubectl get <category>`. @default ['homeostat'] */
+  readonly categories?: readonly string[];
+  /** Extra printer columns, shown between Phase/Ready and Age. */
+  readonly columns?: readonly { name: string; type: string; jsonPath: string; priority?: number }[];
+}
+
+/** The name of a referenced object, as a reconciled object names it. */
+export interface ReferencedName {
+  readonly name: string;
+  /** Unset: the referring object's own namespace (cluster-scoped kinds ignore it). */
+  readonly namespace?: string;
+}
+
+/**
+ * Objects a reconciler reads but does not own (controller-runtime's `Watches` with a map function):
+ * when one of them changes, every object whose `referencedBy` names it is reconciled again.
+ */
+export interface ReferenceWatch {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /**
+   * The objects of this kind that a reconciled object refers to, from its stored form (spec not yet
+   * validated: return `[]` for what you cannot read). Runs in the informer bridge over its cache.
+   */
+  readonly referencedBy: (object: {
+    readonly metadata: { readonly name?: string; readonly namespace?: string; readonly labels?: Record<string, string> };
+    readonly spec?: unknown;
+  }) => readonly ReferencedName[];
+}
+
+/** A complete reconciler: its plan, schema and step implementations, and how its kind is watched. */
+export interface Reconciler<Spec = unknown> {
+  readonly plan: ReconcilerPlan;
+  readonly schema: z.ZodType<Spec>;
+  readonly steps: Readonly<Record<string, StepFn<Spec>>>;
+  /**
+   * The CRD generated for the kind; `false` when the kind is not homeostat's to define (a core kind
+   * such as `Namespace`, or a CRD installed by someone else). @default {}
+   */
+  readonly crd?: CrdOptions | false;
+  /**
+   * Only objects matching this label selector are reconciled (e.g. `homeostat.dev/tenant` on
+   * `Namespace`s); the informer bridge watches with it. @default every object of the kind
+   */
+  readonly labelSelector?: string;
+  /** Objects read but not owned whose changes re-reconcile the objects that refer to them. */
+  readonly references?: readonly ReferenceWatch[];
+}
+

@@ -1,0 +1,20 @@
+/** Comparing the part of `status` homeostat owns (shared by the workflow and the status activity). */
+import type { ObjectStatus } from './definitions';
+
+/** Whether two owned statuses are equal (conditions compared by type, ignoring order and times). */
+export function sameStatus(a: ObjectStatus, b: ObjectStatus): boolean {
+  if (a.observedGeneration !== b.observedGeneration || a.phase !== b.phase) return false;
+  const ca = [...(a.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type));
+  const cb = [...(b.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type));
+  if (ca.length !== cb.length) return false;
+  return ca.every((c, i) => {
+    const d = cb[i]!;
+    return (
+      c.type === d.type &&
+      c.status === d.status &&
+      c.reason === d.reason &&
+      c.message === d.message &&
+      c.observedGeneration === d.observedGeneration
+    );
+  });
+}
