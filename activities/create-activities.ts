@@ -9,7 +9,6 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type {
   Activities,
-  InvalidSpecDetails,
   ObjectSnapshot,
   Observation,
   ObserveInput,
@@ -21,7 +20,7 @@ import type {
 import type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from '../core/definitions';
 import { assertOperator, reconcilerFor as findReconciler, type Operator } from '../core/operator';
 import { durationMs, stepActivityType, type ReconcilerPlan } from '../core/plan';
-import type { Reconciler, StepOutputs, StepResult } from '../core/reconciler';
+import type { Reconciler, StepResult } from '../core/reconciler';
 import { sameStatus } from '../core/status';
 import { HomeostatError, isConflict, toApplicationFailure } from '../core/errors';
 import {
@@ -33,7 +32,6 @@ import {
   PrimaryObjects,
   recordEvent,
   type CustomObject,
-  type EventRecord,
 } from './kubernetes';
 
 /** What {@link createActivities} needs. */
@@ -108,7 +106,7 @@ function stepActivityResult(
     attempt,
     ...(message !== undefined ? { message } : {}),
     ...(requeue !== undefined ? { requeueAfterMs: requeue } : {}),
-    ...(outputs !== undefined ? { outputs: outputs as StepOutputs } : {}),
+    ...(outputs !== undefined ? { outputs: outputs } : {}),
   };
 }
 

@@ -1,9 +1,9 @@
 /**
  * Activities: every side effect of a reconcile (reading the object, status, finalizers, children by
  * server-side apply, Events), built by {@link createActivities}; errors leave through the catalog in
- * `errors.ts` as retryable or terminal `ApplicationFailure`s with stable codes.
+ * `core/errors.ts` as retryable or terminal `ApplicationFailure`s with stable codes. The contract with
+ * the workflow (inputs and results) lives in `core/activity-contract.ts`.
  */
 export * from './create-activities';
-export * from '../core/errors';
-export { childClient, defaultFieldManager, finalizerName, microTime, recordEvent } from './kubernetes';
-export type { CustomObject, EventRecord } from './kubernetes';
+export { childClient, defaultFieldManager, finalizerName, microTime, readObject, recordEvent } from './kubernetes';
+export type { CustomObject } from './kubernetes';

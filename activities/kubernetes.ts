@@ -215,7 +215,7 @@ export async function readObject<T extends k8s.KubernetesObject>(
   const namespace = object.metadata.namespace ?? owner.namespace;
   const spec = { ...object, metadata: { ...object.metadata, ...(namespace ? { namespace } : {}) } };
   try {
-    return await objects.read<T>(spec as Parameters<typeof objects.read<T>>[0]);
+    return await objects.read<T>(spec);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw fromKubernetesError(err, `read ${object.kind} ${namespace ?? ''}/${object.metadata.name}`);
