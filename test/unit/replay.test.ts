@@ -1,7 +1,10 @@
 /**
  * Replay: histories recorded from the integration tests (test/histories, written with
- * RECORD_HISTORIES=1) replay against the current workflow code without nondeterminism; a deliberately
- * nondeterministic change of the plan is caught on every one of them.
+ * RECORD_HISTORIES=1) replay against the current workflow code without nondeterminism — those where the
+ * plan travels in the observe activity's result (the counter test plans and the built-in App and
+ * PostgresDatabase plans), and those recorded by homeostat 0.1 before it did (test/histories/v0.1,
+ * replayed with the counter plans as legacy plans); a deliberately nondeterministic change of the
+ * workflow code is caught on every one of them.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,9 +12,12 @@ import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worke
 import { readHistory } from '../support/histories';
 
 const dir = join(__dirname, '../histories');
-const files = readdirSync(dir)
-  .filter((f) => f.endsWith('.json'))
-  .sort();
+const jsonIn = (d: string): string[] =>
+  readdirSync(join(dir, d))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => (d === '.' ? f : `${d}/${f}`))
+    .sort();
+const files = [...jsonIn('.'), ...jsonIn('v0.1')];
 
 function histories() {
   return files.map((file) => ({
@@ -31,23 +37,29 @@ async function replay(workflowsPath: string): Promise<Record<string, ReplayResul
 
 describe('replay of recorded object workflow histories', () => {
   it('given the committed histories, there are enough of them to mean something', () => {
+    const recorded = [
+      'create-ready-update.json',
+      'invalid-then-fixed.json',
+      'flaky-step.json',
+      'deletion.json',
+      'reconcile-now.json',
+      'drift-timer.json',
+      'continue-as-new-carrying-request.json',
+      'worker-killed-mid-step.json',
+    ];
     expect(files).toEqual(
       expect.arrayContaining([
-        'create-ready-update.json',
-        'invalid-then-fixed.json',
-        'flaky-step.json',
-        'deletion.json',
-        'reconcile-now.json',
-        'drift-timer.json',
-        'continue-as-new-carrying-request.json',
-        'worker-killed-mid-step.json',
+        ...recorded,
+        ...recorded.map((f) => `v0.1/${f}`),
+        'builtin-app-self-healing.json',
+        'builtin-postgres-database-drift.json',
       ]),
     );
   });
 
   it('given the current workflow code, every history replays deterministically', async () => {
     const results = await replay(require.resolve('../fixtures/counter-workflows'));
-    expect(Object.keys(results).sort()).toEqual(files.map((f) => f.replace(/\.json$/, '')));
+    expect(Object.keys(results).sort()).toEqual(files.map((f) => f.replace(/\.json$/, '')).sort());
     for (const [id, result] of Object.entries(results)) {
       expect({ id, error: result.error?.message }).toEqual({ id, error: undefined });
     }
@@ -55,6 +67,7 @@ describe('replay of recorded object workflow histories', () => {
 
   it('given a nondeterministic change of the workflow code (a timer first), replay fails with a determinism violation', async () => {
     const results = await replay(require.resolve('../fixtures/counter-workflows-nondeterministic'));
+    expect(Object.keys(results).sort()).toEqual(files.map((f) => f.replace(/\.json$/, '')).sort());
     for (const [id, result] of Object.entries(results)) {
       expect({ id, error: result.error?.name }).toEqual({ id, error: 'DeterminismViolationError' });
     }
