@@ -8,7 +8,7 @@ import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { Bridge } from '../../informer-bridge';
 import { builtinOperator } from '../../builtin';
-import { plansOf } from '../../core/operator';
+import { plansOf, type Operator } from '../../core/operator';
 import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
 import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
 import type { TestStack } from './harness';
@@ -22,7 +22,7 @@ export function installBuiltinCrds(t: TestStack): void {
   kubectl('wait', '--for=condition=Established', 'crd/apps.homeostat.dev', 'crd/postgresdatabases.homeostat.dev');
 }
 
-/** A worker with the built-in reconcilers, and a bridge scoped to the test's namespace when asked. */
+/** A worker with an operator (the built-in one by default), and a bridge scoped to the test's namespace when asked. */
 export interface InProcessHomeostat {
   readonly bridge?: Bridge;
   stop(): Promise<void>;
@@ -31,15 +31,22 @@ export interface InProcessHomeostat {
 /** Starts homeostat's worker (and bridge) in this process on `taskQueue`. */
 export async function startInProcessHomeostat(
   t: TestStack,
-  options: { taskQueue: string; logger: Logger; bridge?: false | { watchTimeoutSeconds?: number } },
+  options: {
+    taskQueue: string;
+    logger: Logger;
+    bridge?: false | { watchTimeoutSeconds?: number };
+    /** @default the built-in operator */
+    operator?: Operator;
+  },
 ): Promise<InProcessHomeostat> {
+  const operator = options.operator ?? builtinOperator;
   const connection = await NativeConnection.connect({ address: t.endpoints.temporalAddress });
   const worker = await createHomeostatWorker({
     connection,
     namespace: t.endpoints.temporalNamespace,
     taskQueue: options.taskQueue,
     workflowBundle: await bundleObjectWorkflows(),
-    operator: builtinOperator,
+    operator,
     kc: t.kc,
     logger: options.logger,
   });
@@ -47,7 +54,7 @@ export async function startInProcessHomeostat(
   const bridge = options.bridge
     ? new Bridge({
         kc: t.kc,
-        resources: watchedResourcesFor(plansOf(builtinOperator)),
+        resources: watchedResourcesFor(plansOf(operator)),
         namespace: t.namespace,
         client: t.temporal,
         taskQueue: options.taskQueue,
