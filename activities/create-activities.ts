@@ -85,12 +85,7 @@ function snapshotOf(obj: CustomObject): ObjectSnapshot {
 export const maxStepOutputsBytes = 4096;
 
 /** A step's result as the workflow gets it: durations in milliseconds, outputs checked for size. */
-function stepActivityResult(
-  kind: string,
-  step: string,
-  result: StepResult,
-  attempt: number,
-): StepActivityResult {
+function stepActivityResult(kind: string, step: string, result: StepResult, attempt: number): StepActivityResult {
   const { requeueAfter, requeueAfterMs, outputs, message } = result;
   const requeue = requeueAfter !== undefined ? durationMs(requeueAfter, 0) : requeueAfterMs;
   if (outputs !== undefined) {

@@ -132,7 +132,11 @@ export async function runDev(options: DevOptions): Promise<void> {
       );
     }
     if (crds.length > 0) {
-      kubectl('wait', '--for=condition=Established', ...crds.map((c) => `crd/${(c.metadata as { name: string }).name}`));
+      kubectl(
+        'wait',
+        '--for=condition=Established',
+        ...crds.map((c) => `crd/${(c.metadata as { name: string }).name}`),
+      );
     }
     const kinds = operator.reconcilers.map((r) => r.plan.kind);
     say(`  CRDs installed (${kinds.join(', ')})`);
@@ -189,9 +193,21 @@ export async function runDev(options: DevOptions): Promise<void> {
     }
     // Progress of every example the operator reconciles.
     const watched: Watched[] = examples
-      .filter((o) => operator.reconcilers.some((r) => r.plan.kind === o.kind && o.apiVersion === `${r.plan.group ? `${r.plan.group}/` : ''}${r.plan.version}`))
-      .map((o) => ({ apiVersion: o.apiVersion!, kind: o.kind!, name: o.metadata!.name!, ...(o.metadata?.namespace ? { namespace: o.metadata.namespace } : {}) }));
-    say(`  applied ${relative(process.cwd(), examplesDir) || '.'} (${watched.map((w) => `${w.kind} ${w.name}`).join(', ') || 'nothing to reconcile'})\n`);
+      .filter((o) =>
+        operator.reconcilers.some(
+          (r) =>
+            r.plan.kind === o.kind && o.apiVersion === `${r.plan.group ? `${r.plan.group}/` : ''}${r.plan.version}`,
+        ),
+      )
+      .map((o) => ({
+        apiVersion: o.apiVersion!,
+        kind: o.kind!,
+        name: o.metadata!.name!,
+        ...(o.metadata?.namespace ? { namespace: o.metadata.namespace } : {}),
+      }));
+    say(
+      `  applied ${relative(process.cwd(), examplesDir) || '.'} (${watched.map((w) => `${w.kind} ${w.name}`).join(', ') || 'nothing to reconcile'})\n`,
+    );
 
     const last = new Map<string, string>();
     const appliedAt = Date.now();
@@ -199,7 +215,11 @@ export async function runDev(options: DevOptions): Promise<void> {
       let ready = 0;
       for (const w of watched) {
         const obj = (await objects
-          .read({ apiVersion: w.apiVersion, kind: w.kind, metadata: { name: w.name, ...(w.namespace ? { namespace: w.namespace } : {}) } })
+          .read({
+            apiVersion: w.apiVersion,
+            kind: w.kind,
+            metadata: { name: w.name, ...(w.namespace ? { namespace: w.namespace } : {}) },
+          })
           .catch(() => undefined)) as
           { status?: { phase?: string; conditions?: { type: string; message?: string }[] } } | undefined;
         const phase = obj?.status?.phase ?? 'Pending';
@@ -207,7 +227,8 @@ export async function runDev(options: DevOptions): Promise<void> {
         const line = `${phase}${message ? ` — ${message}` : ''}`;
         if (last.get(w.name) !== line) {
           last.set(w.name, line);
-          say(`  [${seconds(appliedAt).padStart(6)}] ${`${w.kind}/${w.name}`.padEnd(36)} ${line}`);
+          const plural = operator.reconcilers.find((r) => r.plan.kind === w.kind)?.plan.plural ?? w.kind;
+          say(`  [${seconds(appliedAt).padStart(6)}] ${`${plural}/${w.name}`.padEnd(36)} ${line}`);
         }
         if (phase === 'Ready') ready += 1;
       }
@@ -219,7 +240,9 @@ export async function runDev(options: DevOptions): Promise<void> {
     say(
       `\n${builtinDemo ? 'the Sparkle Pony Ranch is' : 'the examples are'} Ready (${seconds(appliedAt)} after apply, ${seconds(t0)} in all)\n`,
     );
-    const plurals = operator.reconcilers.map((r) => `${r.plan.plural}.${r.plan.group || 'core'}`.replace(/\.core$/, '')).join(',');
+    const plurals = operator.reconcilers
+      .map((r) => `${r.plan.plural}.${r.plan.group || 'core'}`.replace(/\.core$/, ''))
+      .join(',');
     say(kubectl('get', plurals, '-A').trimEnd());
     say('\nwhere to look:');
     const first = watched[0];
@@ -230,7 +253,9 @@ export async function runDev(options: DevOptions): Promise<void> {
     const api = `http://127.0.0.1:${apiPort}`;
     say(`  API            ${api}   (token ${token})`);
     if (first) {
-      const [group, version] = first.apiVersion.includes('/') ? first.apiVersion.split('/') : ['core', first.apiVersion];
+      const [group, version] = first.apiVersion.includes('/')
+        ? first.apiVersion.split('/')
+        : ['core', first.apiVersion];
       say(
         `                 curl -H 'Authorization: Bearer ${token}' ${api}/v1/objects/${group}/${version}/${first.kind}/${first.namespace ?? '_'}/${first.name}`,
       );

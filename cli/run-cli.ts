@@ -40,7 +40,8 @@ export async function loadOperatorModule(specifier: string): Promise<Operator> {
   };
   let mod: Record<string, unknown>;
   try {
-    const url = specifier.startsWith('.') || specifier.startsWith('/') ? pathToFileURL(resolve(specifier)).href : specifier;
+    const url =
+      specifier.startsWith('.') || specifier.startsWith('/') ? pathToFileURL(resolve(specifier)).href : specifier;
     mod = (await import(url)) as Record<string, unknown>;
   } catch (err) {
     return fail([`cannot load the module: ${err instanceof Error ? err.message : String(err)}`]);
@@ -57,118 +58,138 @@ export async function loadOperatorModule(specifier: string): Promise<Operator> {
 
 /** Runs the `homeostat` command line; a team's own binary calls it with its operator as the default. */
 export async function runCli(options: RunCliOptions = {}): Promise<void> {
-const operatorOf = async (opts: { operator?: string }): Promise<Operator> => {
-  // The CLI is an edge: HOMEOSTAT_OPERATOR is read here and nowhere else.
-  const specifier = opts.operator ?? process.env.HOMEOSTAT_OPERATOR;
-  if (specifier) return loadOperatorModule(specifier);
-  if (options.operator) return options.operator;
-  process.stderr.write('homeostat: no operator: pass --operator <module> (or set HOMEOSTAT_OPERATOR)\n');
-  process.exit(2);
-};
-const withOperator = (c: Command): Command =>
-  c.option('--operator <module>', 'the operator module to run (default $HOMEOSTAT_OPERATOR or the built-in operator)');
+  const operatorOf = async (opts: { operator?: string }): Promise<Operator> => {
+    // The CLI is an edge: HOMEOSTAT_OPERATOR is read here and nowhere else.
+    const specifier = opts.operator ?? process.env.HOMEOSTAT_OPERATOR;
+    if (specifier) return loadOperatorModule(specifier);
+    if (options.operator) return options.operator;
+    process.stderr.write('homeostat: no operator: pass --operator <module> (or set HOMEOSTAT_OPERATOR)\n');
+    process.exit(2);
+  };
+  const withOperator = (c: Command): Command =>
+    c.option(
+      '--operator <module>',
+      'the operator module to run (default $HOMEOSTAT_OPERATOR or the built-in operator)',
+    );
 
-const program = new Command()
-  .name('homeostat')
-  .description('durable reconciliation of Kubernetes objects with Temporal')
-  .showHelpAfterError();
+  const program = new Command()
+    .name('homeostat')
+    .description('durable reconciliation of Kubernetes objects with Temporal')
+    .showHelpAfterError();
 
-// The process modules are loaded lazily: each command loads only what it runs.
-/* eslint-disable @typescript-eslint/no-require-imports */
-withOperator(
-  program
-    .command('worker')
-    .description('run a worker: the per-object workflows and the reconcilers’ activities (env: TEMPORAL_*, HOMEOSTAT_*)'),
-).action(async (opts: { operator?: string }) => {
-  const { workerMain } = require('../workers/main') as { workerMain: typeof workerMainFn };
-  await workerMain(await operatorOf(opts));
-});
-withOperator(
-  program
-    .command('bridge')
-    .description('run the informer bridge: watch events become Temporal signals (env: TEMPORAL_*, HOMEOSTAT_BRIDGE_*)'),
-).action(async (opts: { operator?: string }) => {
-  const { bridgeMain } = require('../informer-bridge/main') as { bridgeMain: typeof bridgeMainFn };
-  await bridgeMain(await operatorOf(opts));
-});
-withOperator(
-  program.command('api').description('run the HTTP API: trigger and read reconciles (env: TEMPORAL_*, HOMEOSTAT_API_*)'),
-).action(async (opts: { operator?: string }) => {
-  const { apiMain } = require('../api/main') as { apiMain: typeof apiMainFn };
-  await apiMain(await operatorOf(opts));
-});
-withOperator(
-  program.command('all').description('run the worker, the informer bridge and the API in one process (env: all of theirs)'),
-).action(async (opts: { operator?: string }) => {
-  const { allMain } = require('./all') as { allMain: typeof allMainFn };
-  await allMain(await operatorOf(opts));
-});
-withOperator(
-  program
-    .command('dev')
-    .description('run the operator on the embedded local stack: CRDs installed, examples applied, progress shown')
-    .option('--examples <dir>', 'a folder of YAML objects to apply (default: the built-in examples for the built-in operator)')
-    .option('--exit-when-ready', 'stop once the examples are Ready')
-    .option('--stack-name <name>', 'name of the local stack', 'demo'),
-).action(async (opts: { operator?: string; examples?: string; exitWhenReady?: boolean; stackName: string }) => {
-  const { runDev } = require('./dev') as { runDev: typeof runDevFn };
-  const operatorModule = opts.operator ?? process.env.HOMEOSTAT_OPERATOR;
-  await runDev({
-    operator: await operatorOf(opts),
-    ...(operatorModule ? { operatorModule } : {}),
-    ...(opts.examples ? { examples: opts.examples } : {}),
-    exitWhenReady: opts.exitWhenReady === true,
-    stackName: opts.stackName,
+  // The process modules are loaded lazily: each command loads only what it runs.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  withOperator(
+    program
+      .command('worker')
+      .description(
+        'run a worker: the per-object workflows and the reconcilers’ activities (env: TEMPORAL_*, HOMEOSTAT_*)',
+      ),
+  ).action(async (opts: { operator?: string }) => {
+    const { workerMain } = require('../workers/main') as { workerMain: typeof workerMainFn };
+    await workerMain(await operatorOf(opts));
   });
-});
-withOperator(program.command('crds').description('print the operator’s CustomResourceDefinitions as YAML')).action(
-  async (opts: { operator?: string }) => {
-    process.stdout.write(Object.values(operatorCrds(await operatorOf(opts))).map(renderCrdYaml).join('---\n'));
-  },
-);
-program
-  .command('init <dir>')
-  .description('scaffold a new operator project (a Tenant reconciler, its CRD, tests on the real local stack)')
-  .option('--name <name>', 'the project and operator name (default: the folder name)')
-  .action(async (dir: string, opts: { name?: string }) => {
-    const { scaffold } = require('./init') as { scaffold: typeof scaffoldFn };
-    await scaffold({ dir, ...(opts.name ? { name: opts.name } : {}), log: (l) => process.stdout.write(`${l}\n`) });
+  withOperator(
+    program
+      .command('bridge')
+      .description(
+        'run the informer bridge: watch events become Temporal signals (env: TEMPORAL_*, HOMEOSTAT_BRIDGE_*)',
+      ),
+  ).action(async (opts: { operator?: string }) => {
+    const { bridgeMain } = require('../informer-bridge/main') as { bridgeMain: typeof bridgeMainFn };
+    await bridgeMain(await operatorOf(opts));
   });
-/* eslint-enable @typescript-eslint/no-require-imports */
-
-// The CLI is an edge: it reads its two settings from the environment here and nowhere else.
-const target = (opts: { api?: string; token?: string }): ApiTarget => ({
-  url: opts.api ?? process.env.HOMEOSTAT_API_URL ?? 'http://127.0.0.1:8080',
-  ...((opts.token ?? process.env.HOMEOSTAT_API_TOKEN) ? { token: opts.token ?? process.env.HOMEOSTAT_API_TOKEN } : {}),
-});
-const print = (text: string): void => {
-  process.stdout.write(`${text}\n`);
-};
-const apiOptions = (c: Command): Command =>
-  c
-    .option('--api <url>', 'API base URL (default $HOMEOSTAT_API_URL or http://127.0.0.1:8080)')
-    .option('--token <token>', 'bearer token (default $HOMEOSTAT_API_TOKEN)')
-    .option('-o, --output <format>', 'table or json', 'table');
-
-apiOptions(
-  program.command('reconcile <kind> <namespace/name>').description('run a reconcile pass now and print its outcome'),
-).action(async (kind: string, name: string, opts: { api?: string; token?: string; output: string }) =>
-  print(await reconcileCommand(target(opts), kind, name, opts.output === 'json')),
-);
-apiOptions(program.command('get <kind> <namespace/name>').description('print an object’s reconcile state')).action(
-  async (kind: string, name: string, opts: { api?: string; token?: string; output: string }) =>
-    print(await getCommand(target(opts), kind, name, opts.output === 'json')),
-);
-apiOptions(
+  withOperator(
+    program
+      .command('api')
+      .description('run the HTTP API: trigger and read reconciles (env: TEMPORAL_*, HOMEOSTAT_API_*)'),
+  ).action(async (opts: { operator?: string }) => {
+    const { apiMain } = require('../api/main') as { apiMain: typeof apiMainFn };
+    await apiMain(await operatorOf(opts));
+  });
+  withOperator(
+    program
+      .command('all')
+      .description('run the worker, the informer bridge and the API in one process (env: all of theirs)'),
+  ).action(async (opts: { operator?: string }) => {
+    const { allMain } = require('./all') as { allMain: typeof allMainFn };
+    await allMain(await operatorOf(opts));
+  });
+  withOperator(
+    program
+      .command('dev')
+      .description('run the operator on the embedded local stack: CRDs installed, examples applied, progress shown')
+      .option(
+        '--examples <dir>',
+        'a folder of YAML objects to apply (default: the built-in examples for the built-in operator)',
+      )
+      .option('--exit-when-ready', 'stop once the examples are Ready')
+      .option('--stack-name <name>', 'name of the local stack', 'demo'),
+  ).action(async (opts: { operator?: string; examples?: string; exitWhenReady?: boolean; stackName: string }) => {
+    const { runDev } = require('./dev') as { runDev: typeof runDevFn };
+    const operatorModule = opts.operator ?? process.env.HOMEOSTAT_OPERATOR;
+    await runDev({
+      operator: await operatorOf(opts),
+      ...(operatorModule ? { operatorModule } : {}),
+      ...(opts.examples ? { examples: opts.examples } : {}),
+      exitWhenReady: opts.exitWhenReady === true,
+      stackName: opts.stackName,
+    });
+  });
+  withOperator(program.command('crds').description('print the operator’s CustomResourceDefinitions as YAML')).action(
+    async (opts: { operator?: string }) => {
+      process.stdout.write(
+        Object.values(operatorCrds(await operatorOf(opts)))
+          .map(renderCrdYaml)
+          .join('---\n'),
+      );
+    },
+  );
   program
-    .command('list <kind>')
-    .description('list reconciled objects (Temporal visibility)')
-    .option('-n, --namespace <namespace>', 'only this namespace')
-    .option('--phase <phase>', 'only this phase'),
-).action(
-  async (kind: string, opts: { api?: string; token?: string; output: string; namespace?: string; phase?: string }) =>
-    print(await listCommand(target(opts), kind, opts, opts.output === 'json')),
-);
+    .command('init <dir>')
+    .description('scaffold a new operator project (a Tenant reconciler, its CRD, tests on the real local stack)')
+    .option('--name <name>', 'the project and operator name (default: the folder name)')
+    .action(async (dir: string, opts: { name?: string }) => {
+      const { scaffold } = require('./init') as { scaffold: typeof scaffoldFn };
+      await scaffold({ dir, ...(opts.name ? { name: opts.name } : {}), log: (l) => process.stdout.write(`${l}\n`) });
+    });
+  /* eslint-enable @typescript-eslint/no-require-imports */
 
-await program.parseAsync(options.argv ? [...options.argv] : process.argv);
+  // The CLI is an edge: it reads its two settings from the environment here and nowhere else.
+  const target = (opts: { api?: string; token?: string }): ApiTarget => ({
+    url: opts.api ?? process.env.HOMEOSTAT_API_URL ?? 'http://127.0.0.1:8080',
+    ...((opts.token ?? process.env.HOMEOSTAT_API_TOKEN)
+      ? { token: opts.token ?? process.env.HOMEOSTAT_API_TOKEN }
+      : {}),
+  });
+  const print = (text: string): void => {
+    process.stdout.write(`${text}\n`);
+  };
+  const apiOptions = (c: Command): Command =>
+    c
+      .option('--api <url>', 'API base URL (default $HOMEOSTAT_API_URL or http://127.0.0.1:8080)')
+      .option('--token <token>', 'bearer token (default $HOMEOSTAT_API_TOKEN)')
+      .option('-o, --output <format>', 'table or json', 'table');
+
+  apiOptions(
+    program.command('reconcile <kind> <namespace/name>').description('run a reconcile pass now and print its outcome'),
+  ).action(async (kind: string, name: string, opts: { api?: string; token?: string; output: string }) =>
+    print(await reconcileCommand(target(opts), kind, name, opts.output === 'json')),
+  );
+  apiOptions(program.command('get <kind> <namespace/name>').description('print an object’s reconcile state')).action(
+    async (kind: string, name: string, opts: { api?: string; token?: string; output: string }) =>
+      print(await getCommand(target(opts), kind, name, opts.output === 'json')),
+  );
+  apiOptions(
+    program
+      .command('list <kind>')
+      .description('list reconciled objects (Temporal visibility)')
+      .option('-n, --namespace <namespace>', 'only this namespace')
+      .option('--phase <phase>', 'only this phase'),
+  ).action(
+    async (kind: string, opts: { api?: string; token?: string; output: string; namespace?: string; phase?: string }) =>
+      print(await listCommand(target(opts), kind, opts, opts.output === 'json')),
+  );
+
+  await program.parseAsync(options.argv ? [...options.argv] : process.argv);
 }

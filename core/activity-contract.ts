@@ -104,4 +104,3 @@ export interface Activities {
     readonly event?: EventRecord;
   }): Promise<void>;
 }
-

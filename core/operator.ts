@@ -67,6 +67,5 @@ export function reconcilerFor(
   ref: { readonly group: string; readonly kind: string },
 ): Reconciler<unknown> | undefined {
   return operator.reconcilers.find((r) => r.plan.group === ref.group && r.plan.kind === ref.kind) as
-    | Reconciler<unknown>
-    | undefined;
+    Reconciler<unknown> | undefined;
 }

@@ -116,7 +116,11 @@ export interface ReferenceWatch {
    * validated: return `[]` for what you cannot read). Runs in the informer bridge over its cache.
    */
   readonly referencedBy: (object: {
-    readonly metadata: { readonly name?: string; readonly namespace?: string; readonly labels?: Record<string, string> };
+    readonly metadata: {
+      readonly name?: string;
+      readonly namespace?: string;
+      readonly labels?: Record<string, string>;
+    };
     readonly spec?: unknown;
   }) => readonly ReferencedName[];
 }
@@ -139,4 +143,3 @@ export interface Reconciler<Spec = unknown> {
   /** Objects read but not owned whose changes re-reconcile the objects that refer to them. */
   readonly references?: readonly ReferenceWatch[];
 }
-

@@ -22,7 +22,9 @@ export interface OperatorDefinition {
  */
 export function defineOperator(def: OperatorDefinition): Operator {
   if (!/^[a-z][a-z0-9-]{0,62}$/.test(def.name)) {
-    throw new Error(`operator name ${JSON.stringify(def.name)} must be kebab-case (a-z, 0-9, -), at most 63 characters`);
+    throw new Error(
+      `operator name ${JSON.stringify(def.name)} must be kebab-case (a-z, 0-9, -), at most 63 characters`,
+    );
   }
   const operator: Operator = Object.freeze({ name: def.name, reconcilers: Object.freeze([...def.reconcilers]) });
   assertOperator(operator);

@@ -84,4 +84,3 @@ export function defineReconciler<const P extends ReconcilerPlan, S extends z.Zod
     ...(def.references !== undefined ? { references: def.references } : {}),
   };
 }
-

@@ -12,7 +12,9 @@ const dir = join(__dirname, '..', 'deploy', 'crds');
 
 function main(): number {
   const { values } = parseArgs({ options: { check: { type: 'boolean', default: false } } });
-  const wanted = Object.entries(operatorCrds(builtinOperator)).map(([file, crd]) => [file, renderCrdYaml(crd)] as const);
+  const wanted = Object.entries(operatorCrds(builtinOperator)).map(
+    ([file, crd]) => [file, renderCrdYaml(crd)] as const,
+  );
   if (values.check) {
     const stale = wanted.filter(
       ([file, text]) => !existsSync(join(dir, file)) || readFileSync(join(dir, file), 'utf8') !== text,
