@@ -1,0 +1,66 @@
+// Mutation testing of homeostat's pure logic (issue 17): `npm run mutation`. Not part of `npm test` or
+// CI: it takes minutes on two shared cores (test/mutation/README.md has the latest figures).
+// Incremental: mutants whose code and covering tests did not change keep their last result, read from
+// the committed stryker-incremental.json, so a rerun after a small change is quick.
+import { createRequire } from 'node:module';
+import { fileURLToPath, URL } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const { projects } = require('../../jest.config.js');
+// The `unit` project only (no servers), flattened: Stryker's jest runner measures per-test coverage on
+// a single-project configuration.
+const { displayName: _unit, ...unit } = projects.find((p) => p.displayName === 'unit');
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  packageManager: 'npm',
+  testRunner: 'jest',
+  jest: {
+    projectType: 'custom',
+    config: {
+      ...unit,
+      rootDir: root,
+      // Left out: tests that cover none of the mutated files and only cost time. The replay test
+      // bundles the workflow code with webpack (outside Stryker's instrumentation); the import-direction
+      // test runs ESLint.
+      testPathIgnorePatterns: [
+        '/node_modules/',
+        '/test/unit/replay\\.test\\.ts$',
+        '/test/unit/import-direction\\.test\\.ts$',
+      ],
+    },
+    enableFindRelatedTests: true,
+  },
+  coverageAnalysis: 'perTest',
+  // The files issue 17 names: the object workflow's pure state and status decisions, plans, the
+  // bridge's predicates, queue (merging) and backoff, the error catalog, CRD generation, config parsing.
+  mutate: [
+    'workflows/object-state.ts',
+    'core/plan.ts',
+    'core/status.ts',
+    'core/errors.ts',
+    'informer-bridge/predicates.ts',
+    'informer-bridge/queue.ts',
+    'informer-bridge/backoff.ts',
+    'informer-bridge/config.ts',
+    'reconcilers/crd.ts',
+    'config/env.ts',
+    'config/temporal.ts',
+    'api/config.ts',
+    'workers/config.ts',
+  ],
+  // Two cores shared with other work: one test process at a time.
+  concurrency: 1,
+  timeoutMS: 20_000,
+  incremental: true,
+  incrementalFile: 'test/mutation/stryker-incremental.json',
+  reporters: ['clear-text', 'progress', 'json'],
+  jsonReporter: { fileName: 'test/mutation/mutation-report.json' },
+  clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
+  // The sandbox copy leaves out what no unit test reads.
+  ignorePatterns: ['dist', 'test-artifacts', '.devstack', 'coverage', 'bench/results', 'test/mutation/*.json'],
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: true,
+  thresholds: { high: 80, low: 65, break: null },
+};
