@@ -246,7 +246,13 @@ export async function runDev(options: DevOptions): Promise<void> {
     say(kubectl('get', plurals, '-A').trimEnd());
     say('\nwhere to look:');
     const first = watched[0];
-    const query = encodeURIComponent(first ? `HomeostatKind="${first.kind}"` : 'WorkflowType="objectWorkflow"');
+    const query = encodeURIComponent(
+      first?.namespace
+        ? `HomeostatNamespace="${first.namespace}"`
+        : first
+          ? `HomeostatKind="${first.kind}"`
+          : 'WorkflowType="objectWorkflow"',
+    );
     say(`  Temporal UI    ${e.temporalUiUrl}/namespaces/${e.temporalNamespace}/workflows?query=${query}`);
     say(`  kubectl        kubectl --kubeconfig ${e.kubeconfig} get ${plurals} -A`);
     say(`  PostgreSQL     ${e.postgresUrl}`);
