@@ -256,6 +256,7 @@ describe('HTTP API', () => {
     const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
     await SwaggerParser.validate(structuredClone(doc));
     expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/kinds',
       '/v1/objects',
       '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}',
       '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}/reconcile',
