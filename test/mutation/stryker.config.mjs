@@ -2,36 +2,14 @@
 // CI: it takes minutes on two shared cores (test/mutation/README.md has the latest figures).
 // Incremental: mutants whose code and covering tests did not change keep their last result, read from
 // the committed stryker-incremental.json, so a rerun after a small change is quick.
-import { createRequire } from 'node:module';
-import { fileURLToPath, URL } from 'node:url';
-
-const require = createRequire(import.meta.url);
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const { projects } = require('../../jest.config.js');
-// The `unit` project only (no servers), flattened: Stryker's jest runner measures per-test coverage on
-// a single-project configuration.
-const { displayName: _unit, ...unit } = projects.find((p) => p.displayName === 'unit');
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   packageManager: 'npm',
   testRunner: 'jest',
-  jest: {
-    projectType: 'custom',
-    config: {
-      ...unit,
-      rootDir: root,
-      // Left out: tests that cover none of the mutated files and only cost time. The replay test
-      // bundles the workflow code with webpack (outside Stryker's instrumentation); the import-direction
-      // test runs ESLint.
-      testPathIgnorePatterns: [
-        '/node_modules/',
-        '/test/unit/replay\\.test\\.ts$',
-        '/test/unit/import-direction\\.test\\.ts$',
-      ],
-    },
-    enableFindRelatedTests: true,
-  },
+  jest: { projectType: 'custom', configFile: 'test/mutation/jest.config.cjs', enableFindRelatedTests: true },
   coverageAnalysis: 'perTest',
   // The files issue 17 names: the object workflow's pure state and status decisions, plans, the
   // bridge's predicates, queue (merging) and backoff, the error catalog, CRD generation, config parsing.
@@ -60,7 +38,8 @@ export default {
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
   // The sandbox copy leaves out what no unit test reads.
   ignorePatterns: ['dist', 'test-artifacts', '.devstack', 'coverage', 'bench/results', 'test/mutation/*.json'],
-  tempDirName: '.stryker-tmp',
+  // Outside the checkout: jest runs of others in this checkout would otherwise see the sandbox's copy.
+  tempDirName: join(tmpdir(), 'homeostat-stryker'),
   cleanTempDir: true,
   thresholds: { high: 80, low: 65, break: null },
 };
