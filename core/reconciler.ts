@@ -87,14 +87,27 @@ export interface StepResult {
 /** A step implementation. Steps must be idempotent: Temporal runs them at least once. */
 export type StepFn<Spec> = (ctx: StepContext<Spec>) => Promise<StepResult | void>;
 
+/** A printer column of a generated CRD (`kubectl get` shows it). */
+export interface CrdColumn {
+  /** The column header; `Phase`, `Ready` and `Age` are always there. */
+  readonly name: string;
+  readonly type: 'integer' | 'number' | 'string' | 'boolean' | 'date';
+  /** Where the value is, relative to the object: `.spec.image`. */
+  readonly jsonPath: string;
+  /** `kubectl explain`'s text for the column. */
+  readonly description?: string;
+  /** `0` shows the column always; higher priorities only with `kubectl get -o wide`. @default 0 */
+  readonly priority?: number;
+}
+
 /** Extras of a generated CustomResourceDefinition that are not part of the plan. */
 export interface CrdOptions {
-  /** `kubectl get <shortName>`. */
+  /** `kubectl get <shortName>`: lowercase DNS labels. */
   readonly shortNames?: readonly string[];
   /** `kubectl get <category>`. @default ['homeostat'] */
   readonly categories?: readonly string[];
   /** Extra printer columns, shown between Phase/Ready and Age. */
-  readonly columns?: readonly { name: string; type: string; jsonPath: string; priority?: number }[];
+  readonly columns?: readonly CrdColumn[];
 }
 
 /** The name of a referenced object, as a reconciled object names it. */

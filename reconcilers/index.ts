@@ -5,7 +5,8 @@
  */
 export { defineReconciler, type ReconcilerDefinition } from './define-reconciler';
 export { defineOperator, type OperatorDefinition } from './define-operator';
-export { customResourceDefinition, operatorCrds, statusSchema, structuralSchema } from './crd';
+export { CrdError, customResourceDefinition, operatorCrds, specSchema, statusSchema, structuralSchema } from './crd';
+export { celRule, CelRuleError, celValidationsOf, type CelValidation } from './cel';
 export { renderCrdYaml } from './crd-yaml';
 export { definePlan, durationMs, PlanError } from '../core/plan';
 export type { Duration, ReconcilerPlan, StepPlan, StepRetry } from '../core/plan';
@@ -21,6 +22,7 @@ export {
 export { OperatorError, type Operator } from '../core/operator';
 export type {
   ChildClient,
+  CrdColumn,
   CrdOptions,
   ObjectIdentity,
   Reconciler,

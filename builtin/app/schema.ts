@@ -1,5 +1,6 @@
 /** The `App` spec: what to run, how many, on which port, with which environment and config data. */
 import { z } from 'zod';
+import { celRule } from '../../reconcilers';
 
 /** The spec schema of `App`. */
 export const appSpec = z.object({
@@ -14,19 +15,23 @@ export const appSpec = z.object({
   /** The container port, also the Service's port. @default 8080 */
   port: z.number().int().min(1).max(65535).default(8080),
   /** Environment variables of the container. */
-  env: z
-    .array(
-      z.object({
-        name: z
-          .string()
-          .min(1)
-          .max(256)
-          .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/),
-        value: z.string().max(32768).default(''),
-      }),
-    )
-    .max(100)
-    .default([]),
+  env: celRule(
+    z
+      .array(
+        z.object({
+          name: z
+            .string()
+            .min(1)
+            .max(256)
+            .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/),
+          value: z.string().max(32768).default(''),
+        }),
+      )
+      .max(100),
+    // A repeated name would leave the container with whichever value the kubelet applies last.
+    { rule: 'self.all(e, self.exists_one(f, f.name == e.name))', message: 'env names must be unique' },
+    (env) => new Set(env.map((e) => e.name)).size === env.length,
+  ).default([]),
   /** Config data, written to the ConfigMap `<name>-config` and mounted at `/etc/app`. */
   config: z.record(z.string().regex(/^[-._a-zA-Z0-9]+$/), z.string()).default({}),
 });
