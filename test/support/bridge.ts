@@ -1,7 +1,7 @@
 /**
  * Helpers for the informer bridge's integration tests: a CRD to watch, a worker running the recording
  * `objectWorkflow` fixture, reading what each object's workflow received, and bridge replicas as child
- * processes (started through `informer-bridge/main.ts`, stopped with SIGTERM or SIGKILL).
+ * processes (started through `cli/homeostat.ts bridge`, stopped with SIGTERM or SIGKILL).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -212,11 +212,11 @@ export interface BridgeProcess {
   readonly exited: Promise<number | null>;
 }
 
-/** Starts `informer-bridge/main.ts` with `env` (plus the inherited environment) and waits for its HTTP port. */
+/** Starts `homeostat bridge` (`cli/homeostat.ts`) with `env` (plus the inherited environment) and waits for its HTTP port. */
 export async function spawnBridge(env: Record<string, string>): Promise<BridgeProcess> {
   const child = spawn(
     process.execPath,
-    [require.resolve('tsx/cli'), join(__dirname, '../../informer-bridge/main.ts')],
+    [require.resolve('tsx/cli'), join(__dirname, '../../cli/homeostat.ts'), 'bridge'],
     {
       env: { ...process.env, HOMEOSTAT_BRIDGE_PORT: '0', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
