@@ -139,7 +139,7 @@ export async function startSystem(ctx: BenchContext, name: SystemName, namespace
   if (name === 'homeostat') {
     const bridge = new Bridge({
       kc: ctx.kube.kc,
-      resources: watchedResourcesFor([benchPlan]),
+      resources: await watchedResourcesFor({ reconcilers: [{ plan: benchPlan }] }, ctx.kube.kc),
       namespace,
       client: ctx.temporal,
       taskQueue: ctx.homeostatQueue,

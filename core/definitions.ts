@@ -17,9 +17,13 @@ export interface ObjectRef {
   readonly name: string;
 }
 
-/** Why a reconcile was requested. */
+/**
+ * Why a reconcile was requested. `child-changed`: an owned child changed (its ownerReference names
+ * the object). `referenced-changed`: an object the reconciler reads but does not own (a Secret named
+ * in the spec, declared in the reconciler's `references`) was added, changed or deleted.
+ */
 export type ReconcileReason =
-  'added' | 'updated' | 'deleted' | 'child-changed' | 'resync' | 'api' | 'drift' | 'requeue';
+  'added' | 'updated' | 'deleted' | 'child-changed' | 'referenced-changed' | 'resync' | 'api' | 'drift' | 'requeue';
 
 /**
  * A level-based reconcile request: it names the object and the state seen, never the body

@@ -18,3 +18,15 @@ export function sameStatus(a: ObjectStatus, b: ObjectStatus): boolean {
     );
   });
 }
+
+/**
+ * The annotations that carry homeostat's status on kinds it does not define (a `Namespace`, whose
+ * `status` belongs to Kubernetes; any reconciler with `crd: false`): the phase, the observed
+ * generation (`0` for kinds without generations) and the conditions as a JSON list of
+ * `metav1.Condition`s with their transition times. API surface, like the status fields.
+ */
+export const statusAnnotations = {
+  phase: 'homeostat.dev/phase',
+  observedGeneration: 'homeostat.dev/observed-generation',
+  conditions: 'homeostat.dev/conditions',
+} as const;

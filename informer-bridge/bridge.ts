@@ -1,7 +1,8 @@
 /**
- * The informer bridge: one reflector per watched resource feeding a cache; predicates and owner
- * mapping turn cache changes into reconcile requests; a coalescing queue delivers them to Temporal
- * while this replica leads; a safety net signals objects whose generation is not yet observed.
+ * The informer bridge: one reflector per watched resource feeding a cache; predicates, owner mapping
+ * and the reference index turn cache changes into reconcile requests; a coalescing queue delivers
+ * them to Temporal while this replica leads; a safety net signals objects whose generation is not yet
+ * observed.
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
@@ -13,10 +14,12 @@ import { objectKey } from './cache';
 import { mergeRequests, signalDelivery } from './delivery';
 import { LeaderElector } from './leader';
 import { BridgeMetrics } from './metrics';
+import type { WatchSource } from './operator-resources';
 import { isBehind, ownersOf, relevantChange } from './predicates';
 import { CoalescingQueue } from './queue';
+import { referenceKey, ReferenceIndex, type ReferenceMapping, referenceMappings, referencedKeys } from './references';
 import { Reflector, type ReflectorEvent } from './reflector';
-import { type Clock, type KubeObject, type Random, systemClock, type WatchedResource } from './types';
+import { type Clock, isPrimary, type KubeObject, type Random, systemClock, type WatchedResource } from './types';
 
 /** Leader election settings of a {@link Bridge}. */
 export interface LeaderElectionOptions {
@@ -37,11 +40,20 @@ export interface LeaderElectionOptions {
 /** Options of {@link Bridge}. */
 export interface BridgeOptions {
   readonly kc: k8s.KubeConfig;
-  /** The kinds to watch: the reconcilers' kinds and the kinds they own. */
+  /** The kinds to watch: the reconcilers' kinds, the kinds they own and the kinds they reference. */
   readonly resources: readonly WatchedResource[];
+  /**
+   * The operator (or its reconcilers' plans and references): required when a resource has
+   * `referrers`, whose changes map to primaries through the reconcilers' `referencedBy` functions.
+   * @default none
+   */
+  readonly operator?: WatchSource;
   /** Watch only this namespace. @default all namespaces */
   readonly namespace?: string;
-  /** Watch only objects matching this label selector (sharding). @default all objects */
+  /**
+   * Watch only objects matching this label selector (sharding); applies to primary and owned kinds,
+   * not to referenced kinds (a shared Secret carries no shard label). @default all objects
+   */
   readonly labelSelector?: string;
   readonly client: Client;
   readonly taskQueue: string;
@@ -78,6 +90,19 @@ function resourceName(r: WatchedResource): string {
   return r.group ? `${r.plural}.${r.group}` : r.plural;
 }
 
+/** The selector a resource is listed with: the bridge's (sharding) and the primary's own, both required. */
+function selectorFor(resource: WatchedResource, bridgeSelector: string | undefined): string | undefined {
+  const parts = [isPrimary(resource) || resource.owners ? bridgeSelector : undefined, resource.labelSelector];
+  const joined = parts.filter((p): p is string => Boolean(p)).join(',');
+  return joined || undefined;
+}
+
+/** Where a primary object is found again: its resource and its cache key. */
+interface PrimaryLocation {
+  readonly resource: WatchedResource;
+  readonly key: string;
+}
+
 /** Watches the configured resources and delivers reconcile signals to Temporal. */
 export class Bridge {
   /** The bridge's metrics. */
@@ -87,6 +112,9 @@ export class Bridge {
   private readonly reflectors: { resource: WatchedResource; reflector: Reflector }[];
   private readonly queue: CoalescingQueue<ReconcileRequest>;
   private readonly elector: LeaderElector | undefined;
+  /** `referencedBy` functions by primary kind (`group/kind`). */
+  private readonly referenceMaps: Map<string, ReferenceMapping[]>;
+  private readonly references = new ReferenceIndex<PrimaryLocation>();
   private leading = false;
   private cancelResync: () => void = () => {};
   private stopping = false;
@@ -119,13 +147,17 @@ export class Bridge {
         log.warn({ workflowId: key, err, retryInMs }, 'signal failed; will retry');
       },
     });
+    if (options.resources.some((r) => r.referrers) && !options.operator) {
+      throw new Error('the bridge watches referenced kinds: pass the operator (its references map changes to objects)');
+    }
+    this.referenceMaps = referenceMappings(options.resources, options.operator?.reconcilers ?? []);
     this.reflectors = options.resources.map((resource) => {
       const name = resourceName(resource);
       const reflector: Reflector = new Reflector({
         kc: options.kc,
         resource,
         namespace: options.namespace,
-        labelSelector: options.labelSelector,
+        labelSelector: selectorFor(resource, options.labelSelector),
         log: log.child({ resource: name }),
         pageSize: options.pageSize,
         watchTimeoutSeconds: options.watchTimeoutSeconds,
@@ -194,9 +226,15 @@ export class Bridge {
     return this.queue.dirtyKeys;
   }
 
-  /** The cache of a watched resource (by kind and group). */
+  /** The cache of a watched resource (by kind and group; a primary kind's cache when it is watched in several roles). */
   cacheOf(group: string, kind: string): Reflector['cache'] | undefined {
-    return this.reflectors.find((r) => r.resource.group === group && r.resource.kind === kind)?.reflector.cache;
+    const of = this.reflectors.filter((r) => r.resource.group === group && r.resource.kind === kind);
+    return (of.find((r) => isPrimary(r.resource)) ?? of[0])?.reflector.cache;
+  }
+
+  /** Primary objects whose references are indexed (for metrics and tests). */
+  get indexedReferrers(): number {
+    return this.references.size;
   }
 
   /** Starts the reflectors, leader election (or leads at once) and the periodic resync. */
@@ -233,7 +271,7 @@ export class Bridge {
   resync(): number {
     let count = 0;
     for (const { resource, reflector } of this.reflectors) {
-      if (resource.owners) continue;
+      if (!isPrimary(resource)) continue;
       for (const obj of reflector.cache.values()) {
         if (!isBehind(obj)) continue;
         this.enqueue(this.stateOf(resource, obj, 'resync'));
@@ -291,26 +329,70 @@ export class Bridge {
   }
 
   private onEvent(resource: WatchedResource, event: ReflectorEvent): void {
-    if (event.replay) return; // the first list fills the cache; the safety net decides what is behind
-    if (!resource.owners) {
-      if (event.type === 'added') this.enqueue(this.stateOf(resource, event.object, 'added'));
-      else if (event.type === 'deleted') {
-        const last = event.object;
-        const gen = last.metadata.generation ?? event.previous?.metadata.generation ?? 0;
-        this.enqueue({ ...this.stateOf(resource, last, 'deleted'), generation: gen });
-      } else if (event.previous) {
-        const rule = relevantChange(resource, event.previous, event.object);
-        if (rule) this.enqueue(this.stateOf(resource, event.object, rule === 'uid' ? 'added' : 'updated'));
-      }
+    if (isPrimary(resource)) {
+      this.indexReferences(resource, event); // replays too: the first list fills the index
+      if (!event.replay) this.onPrimaryEvent(resource, event);
       return;
     }
+    if (event.replay) return; // the first list fills the cache; the safety net decides what is behind
+    if (resource.owners) this.onOwnedEvent(resource, event);
+    if (resource.referrers) this.onReferencedEvent(resource, event);
+  }
+
+  private onPrimaryEvent(resource: WatchedResource, event: ReflectorEvent): void {
+    if (event.type === 'added') this.enqueue(this.stateOf(resource, event.object, 'added'));
+    else if (event.type === 'deleted') {
+      const last = event.object;
+      const gen = last.metadata.generation ?? event.previous?.metadata.generation ?? 0;
+      this.enqueue({ ...this.stateOf(resource, last, 'deleted'), generation: gen });
+    } else if (event.previous) {
+      const rule = relevantChange(resource, event.previous, event.object);
+      if (rule) this.enqueue(this.stateOf(resource, event.object, rule === 'uid' ? 'added' : 'updated'));
+    }
+  }
+
+  /** Keeps the reference index in line with a primary object's `referencedBy` results. */
+  private indexReferences(resource: WatchedResource, event: ReflectorEvent): void {
+    const mappings = this.referenceMaps.get(`${resource.group}/${resource.kind}`);
+    if (!mappings) return;
+    const key = objectKey(event.object);
+    const id = `${resource.group}/${resource.kind}|${key}`;
+    if (event.type === 'deleted') {
+      this.references.delete(id);
+      return;
+    }
+    const targets = referencedKeys(event.object, resource.namespaced, mappings, (err, referenced) =>
+      this.opts.log.warn(
+        { err, kind: resource.kind, object: key, referencedKind: referenced.kind },
+        'referencedBy failed; the object is not re-reconciled when what it references changes',
+      ),
+    );
+    this.references.set(id, targets, { resource, key });
+  }
+
+  /** A referenced object changed (added, deleted, or a new resourceVersion): signal every referrer. */
+  private onReferencedEvent(resource: WatchedResource, event: ReflectorEvent): void {
+    const { namespace, name } = event.object.metadata;
+    const target = referenceKey(
+      resource.group,
+      resource.kind,
+      resource.namespaced ? (namespace ?? '') : '',
+      name ?? '',
+    );
+    for (const { resource: primary, key } of this.references.referrersOf(target)) {
+      const cached = this.cacheOf(primary.group, primary.kind)?.get(key);
+      if (cached) this.enqueue(this.stateOf(primary, cached, 'referenced-changed'));
+    }
+  }
+
+  private onOwnedEvent(resource: WatchedResource, event: ReflectorEvent): void {
     if (event.type === 'modified' && event.previous && !relevantChange(resource, event.previous, event.object)) return;
     const owners = ownersOf(resource, event.object);
     if (event.type === 'modified' && event.previous) owners.push(...ownersOf(resource, event.previous));
     const seen = new Set<string>();
     for (const owner of owners) {
       const primary = this.opts.resources.find(
-        (r) => !r.owners && r.group === owner.ref.group && r.kind === owner.ref.kind,
+        (r) => isPrimary(r) && r.group === owner.ref.group && r.kind === owner.ref.kind,
       );
       const ref: ObjectRef = { ...owner.ref, namespace: primary && !primary.namespaced ? '' : owner.ref.namespace };
       const id = workflowIdFor(ref);

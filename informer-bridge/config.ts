@@ -18,6 +18,9 @@ export const watchedResourceSchema = z.object({
   kind: z.string().min(1),
   namespaced: z.boolean(),
   owners: z.array(ownerKind).optional(),
+  referrers: z.array(ownerKind).optional(),
+  metadataOnly: z.boolean().optional(),
+  labelSelector: z.string().optional(),
   relevantLabels: z.array(z.string()).optional(),
   relevantAnnotations: z.array(z.string()).optional(),
 });
@@ -38,7 +41,10 @@ const seconds = z.coerce.number().positive();
 export const bridgeEnvSchema = z.object({
   KUBECONFIG: z.string().optional(),
   HOMEOSTAT_TASK_QUEUE: z.string().default(defaultTaskQueue),
-  /** JSON array of watched resources; unset: the built-in reconcilers' kinds and the kinds they own. */
+  /**
+   * JSON array of watched resources (an explicit override: no discovery); unset: the operator's kinds,
+   * the kinds they own and the kinds they reference, resolved through API discovery.
+   */
   HOMEOSTAT_BRIDGE_RESOURCES: jsonResources.pipe(z.array(watchedResourceSchema).min(1)).optional(),
   HOMEOSTAT_BRIDGE_NAMESPACE: z.string().optional(),
   HOMEOSTAT_BRIDGE_LABEL_SELECTOR: z.string().optional(),

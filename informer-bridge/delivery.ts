@@ -18,6 +18,7 @@ const reasonRank: Record<ReconcileReason, number> = {
   added: 6,
   updated: 5,
   'child-changed': 4,
+  'referenced-changed': 4,
   api: 3,
   drift: 2,
   requeue: 2,

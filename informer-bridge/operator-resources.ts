@@ -1,54 +1,113 @@
 /**
- * What the informer bridge must watch for a set of reconcilers: each reconciled resource, and each
- * kind its reconciler owns, mapped back to its owners through ownerReferences (`child-changed`).
+ * What the informer bridge must watch for an operator: each reconciled (primary) kind, each kind its
+ * reconcilers own (mapped back to the owners through ownerReferences, `child-changed`) and each kind
+ * they reference (mapped back through their `referencedBy` functions, `referenced-changed`). Plurals
+ * and scopes come from API discovery, never from string rules: a primary's plan names its plural and
+ * scope (its CRD is generated from the plan) and discovery must agree; owned and referenced kinds are
+ * looked up. A kind the API server does not serve fails the bridge's start with its name.
  */
-import type { ReconcilerPlan } from '../core/plan';
-import type { WatchedResource } from './types';
-
-/** Kubernetes' own plural of a kind (`Ingress` → `ingresses`, `NetworkPolicy` → `networkpolicies`). */
-export function pluralOf(kind: string): string {
-  const k = kind.toLowerCase();
-  if (/(s|x|z|ch|sh)$/.test(k)) return `${k}es`;
-  if (/[^aeiou]y$/.test(k)) return `${k.slice(0, -1)}ies`;
-  return `${k}s`;
-}
-
-const splitApiVersion = (apiVersion: string): { group: string; version: string } => {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0
-    ? { group: '', version: apiVersion }
-    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
-};
+import type * as k8s from '@kubernetes/client-node';
+import type { Reconciler } from '../core/reconciler';
+import { ApiDiscovery, type DiscoveredResource, DiscoveryError, type ResourceMapper } from './discovery';
+import type { OwnerKind, WatchedResource } from './types';
 
 /**
- * The resources to watch for these plans. Owned kinds shared by several reconcilers are watched once,
- * with every owner kind listed.
+ * The part of an operator that decides what is watched: each reconciler's plan, label selector and
+ * references. An `Operator` is one.
  */
-export function watchedResourcesFor(plans: readonly ReconcilerPlan[]): WatchedResource[] {
-  const resources: WatchedResource[] = plans.map((p) => ({
-    group: p.group,
-    version: p.version,
-    plural: p.plural,
-    kind: p.kind,
-    namespaced: p.scope === 'Namespaced',
-  }));
-  const owned = new Map<string, WatchedResource & { owners: { group: string; kind: string }[] }>();
-  for (const plan of plans) {
-    for (const child of plan.owns ?? []) {
-      const { group, version } = splitApiVersion(child.apiVersion);
-      const key = `${group}/${child.kind}`;
-      const entry = owned.get(key) ?? {
-        group,
-        version,
-        plural: pluralOf(child.kind),
-        kind: child.kind,
-        namespaced: true,
+export interface WatchSource {
+  readonly reconcilers: readonly Pick<Reconciler<any>, 'plan' | 'labelSelector' | 'references'>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+const apiVersionOf = (group: string, version: string): string => (group ? `${group}/${version}` : version);
+
+interface Entry {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+  owners: OwnerKind[];
+  referrers: OwnerKind[];
+}
+
+function addKind(list: OwnerKind[], kind: OwnerKind): void {
+  if (!list.some((o) => o.group === kind.group && o.kind === kind.kind)) list.push(kind);
+}
+
+/**
+ * The resources to watch for an operator, resolved through `discovery` (an {@link ApiDiscovery} of the
+ * cluster, or the cluster's kubeconfig). Owned kinds shared by several reconcilers are watched once,
+ * with every owner kind listed; a kind both owned and referenced is watched once, in full (the owned
+ * role compares content); a kind only referenced is watched as metadata only.
+ * @throws DiscoveryError naming every kind the API server does not serve, or a primary whose plan's
+ *   plural or scope disagrees with the server
+ */
+export async function watchedResourcesFor(
+  operator: WatchSource,
+  discovery: ResourceMapper | k8s.KubeConfig,
+): Promise<WatchedResource[]> {
+  const mapper: ResourceMapper = 'resourceFor' in discovery ? discovery : new ApiDiscovery(discovery);
+  const problems: string[] = [];
+  const resolve = async (apiVersion: string, kind: string, role: string): Promise<DiscoveredResource | undefined> => {
+    try {
+      return await mapper.resourceFor(apiVersion, kind);
+    } catch (err) {
+      problems.push(`${role} ${kind} (${apiVersion}): ${(err as Error).message}`);
+      return undefined;
+    }
+  };
+
+  const primaries: WatchedResource[] = [];
+  const others = new Map<string, Entry>();
+  for (const { plan, labelSelector, references } of operator.reconcilers) {
+    const primary: OwnerKind = { group: plan.group, kind: plan.kind };
+    const served = await resolve(apiVersionOf(plan.group, plan.version), plan.kind, 'reconciled kind');
+    if (served && (served.plural !== plan.plural || served.namespaced !== (plan.scope === 'Namespaced'))) {
+      problems.push(
+        `reconciled kind ${plan.kind} (${apiVersionOf(plan.group, plan.version)}): the plan says plural ` +
+          `${plan.plural}, scope ${plan.scope}; the API server serves ${served.plural}, scope ` +
+          `${served.namespaced ? 'Namespaced' : 'Cluster'} (regenerate and apply the CRD, or fix the plan)`,
+      );
+    }
+    primaries.push({
+      group: plan.group,
+      version: plan.version,
+      plural: plan.plural,
+      kind: plan.kind,
+      namespaced: plan.scope === 'Namespaced',
+      ...(labelSelector ? { labelSelector } : {}),
+    });
+    const related = [
+      ...(plan.owns ?? []).map((k) => ({ ...k, role: 'owned' as const })),
+      ...(references ?? []).map((k) => ({ apiVersion: k.apiVersion, kind: k.kind, role: 'referenced' as const })),
+    ];
+    for (const { apiVersion, kind, role } of related) {
+      const found = await resolve(apiVersion, kind, `${role} kind`);
+      if (!found) continue;
+      const key = `${found.group}/${found.kind}`;
+      const entry = others.get(key) ?? {
+        group: found.group,
+        version: found.version,
+        plural: found.plural,
+        kind: found.kind,
+        namespaced: found.namespaced,
         owners: [],
+        referrers: [],
       };
-      if (!entry.owners.some((o) => o.group === plan.group && o.kind === plan.kind))
-        entry.owners.push({ group: plan.group, kind: plan.kind });
-      owned.set(key, entry);
+      addKind(role === 'owned' ? entry.owners : entry.referrers, primary);
+      others.set(key, entry);
     }
   }
-  return [...resources, ...owned.values()];
+  if (problems.length > 0) {
+    throw new DiscoveryError(`cannot watch the operator's kinds:\n  ${problems.join('\n  ')}`);
+  }
+  const related: WatchedResource[] = [...others.values()].map(({ owners, referrers, ...r }) => ({
+    ...r,
+    ...(owners.length > 0 ? { owners } : {}),
+    ...(referrers.length > 0 ? { referrers } : {}),
+    // Owned kinds need content (their predicates compare it); referenced kinds only their resourceVersion.
+    ...(owners.length === 0 ? { metadataOnly: true } : {}),
+  }));
+  return [...primaries, ...related];
 }

@@ -8,6 +8,7 @@
  * `metadata` and `status` changes. Owned children map to their owners through ownerReferences.
  */
 import type { ObjectRef } from '../core/definitions';
+import { statusAnnotations } from '../core/status';
 import type { KubeObject, OwnerReference, WatchedResource } from './types';
 
 function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
@@ -105,11 +106,15 @@ export function ownersOf(resource: WatchedResource, obj: KubeObject): OwnerTarge
 
 /**
  * Whether a primary object is behind: its spec generation is not yet observed in
- * `status.observedGeneration`, or it is being deleted (finalizers pending). Used by the safety net.
+ * `status.observedGeneration` (or, on kinds homeostat reports through annotations, in the
+ * `homeostat.dev/observed-generation` annotation), or it is being deleted (finalizers pending). Used by
+ * the safety net.
  */
 export function isBehind(obj: KubeObject): boolean {
   if (obj.metadata.deletionTimestamp) return true;
   const generation = obj.metadata.generation;
   if (generation === undefined) return false;
-  return obj.status?.observedGeneration !== generation;
+  const annotated = obj.metadata.annotations?.[statusAnnotations.observedGeneration];
+  const observed = annotated !== undefined ? Number(annotated) : obj.status?.observedGeneration;
+  return observed !== generation;
 }

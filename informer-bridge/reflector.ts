@@ -4,13 +4,15 @@
  * bookmarks requested and a server-side timeout with jitter. A finished watch is resumed from the
  * last seen resourceVersion (bookmarks keep it fresh, so an API server restart does not force a
  * relist); 410 Gone relists and emits deletes for objects that vanished; any other error restarts
- * with exponential backoff and jitter; an inactivity watchdog notices a silent connection.
+ * with exponential backoff and jitter; an inactivity watchdog notices a silent connection. A resource
+ * marked `metadataOnly` is listed and watched as `PartialObjectMetadata` (client-go's metadata
+ * informer): the server sends no data, and the cache holds only names, labels and resourceVersions.
  */
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, type BackoffOptions } from './backoff';
 import { ObjectCache, objectKey, trimObject } from './cache';
-import { collectionPath, kubeRequest } from './kube-http';
+import { collectionPath, kubeRequest, kubeWatch } from './kube-http';
 import { type Clock, type KubeObject, type Random, sleepOn, systemClock, type WatchedResource } from './types';
 
 /** What a reflector reports. `replay` marks objects of the first list (the cache being filled). */
@@ -63,6 +65,11 @@ export interface ReflectorOptions {
   /** @default Math.random */
   readonly random?: Random;
 }
+
+/** Metadata-only lists, falling back to full objects on servers that cannot convert (client-go's order). */
+export const metadataListAccept = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/** Metadata-only watch events, with the same fallback. */
+export const metadataWatchAccept = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 interface ListResponse {
   readonly metadata?: { resourceVersion?: string; continue?: string };
@@ -181,6 +188,7 @@ export class Reflector {
       pages++;
       const res = await kubeRequest<ListResponse & WatchStatus>(kc, path, {
         query: { limit: this.opts.pageSize ?? 500, continue: token, labelSelector },
+        ...(resource.metadataOnly ? { accept: metadataListAccept } : {}),
         timeoutMs: this.opts.listTimeoutMs ?? 60_000,
         signal: this.stopController.signal,
       });
@@ -234,14 +242,14 @@ export class Reflector {
     return new Promise<WatchOutcome>((resolve) => {
       let settled = false;
       let events = 0;
-      let controller: AbortController | undefined;
+      const controller = new AbortController();
       let cancelWatchdog: () => void = () => {};
       const finish = (outcome: WatchOutcome): void => {
         if (settled) return;
         settled = true;
         cancelWatchdog();
         this.stopController.signal.removeEventListener('abort', onStop);
-        controller?.abort();
+        controller.abort();
         resolve(outcome);
       };
       const armWatchdog = (): void => {
@@ -273,33 +281,27 @@ export class Reflector {
       };
       const onDone = (err: unknown): void => {
         if (settled) return;
-        if (err && (err as { statusCode?: number }).statusCode === 410) finish({ kind: 'gone' });
+        if (err && (err as { status?: number }).status === 410) finish({ kind: 'gone' });
         else if (err) finish({ kind: 'error', err });
         else finish({ kind: 'ended', events });
       };
-      new k8s.Watch(kc)
-        .watch(
-          collectionPath(resource, namespace),
-          {
-            allowWatchBookmarks: true,
-            resourceVersion: this.lastResourceVersion,
-            timeoutSeconds,
-            labelSelector,
-          },
-          onLine,
-          onDone,
-        )
-        .then(
-          (c) => {
-            controller = c;
-            if (settled) c.abort();
-          },
-          (err: unknown) => finish({ kind: 'error', err }),
-        );
+      kubeWatch(kc, collectionPath(resource, namespace), {
+        query: { allowWatchBookmarks: true, resourceVersion: this.lastResourceVersion, timeoutSeconds, labelSelector },
+        ...(resource.metadataOnly ? { accept: metadataWatchAccept } : {}),
+        signal: controller.signal,
+        onEvent: onLine,
+      }).then(
+        () => onDone(null),
+        (err: unknown) => onDone(err),
+      );
     });
   }
 
-  private apply(type: string, obj: KubeObject): void {
+  private apply(type: string, event: KubeObject): void {
+    // Metadata-only events are `PartialObjectMetadata`: keep the cache uniform, as lists do.
+    const obj = this.opts.resource.metadataOnly
+      ? { ...event, apiVersion: this.apiVersion, kind: this.opts.resource.kind }
+      : event;
     const key = objectKey(obj);
     if (type === 'DELETED') {
       const previous = this.cache.delete(key);

@@ -10,7 +10,7 @@ import { Bridge } from './bridge';
 import type { BridgeConfig } from './config';
 import { BridgeMetrics } from './metrics';
 import { startHttpServer } from './server';
-import { plansOf, type Operator } from '../core/operator';
+import type { Operator } from '../core/operator';
 import { watchedResourcesFor } from './operator-resources';
 
 /** A running bridge component. */
@@ -23,8 +23,10 @@ export interface RunningBridge {
 }
 
 /**
- * Starts the bridge for an operator: its resources come from the operator (discovered on the API
- * server) unless HOMEOSTAT_BRIDGE_RESOURCES names them.
+ * Starts the bridge for an operator: its resources come from the operator, their plurals and scopes
+ * from API discovery (a kind the API server does not serve fails the start, naming it), unless
+ * HOMEOSTAT_BRIDGE_RESOURCES names them. The operator's `references` map changes of referenced
+ * objects to the objects that read them either way.
  */
 export async function startBridgeComponent(options: {
   config: BridgeConfig;
@@ -36,9 +38,15 @@ export async function startBridgeComponent(options: {
   const kc = loadKubeConfig(config.KUBECONFIG);
   const connection = Connection.lazy(temporal.connectionOptions);
   const client = new Client({ connection, namespace: temporal.namespace });
+  const resources = config.HOMEOSTAT_BRIDGE_RESOURCES ?? (await watchedResourcesFor(options.operator, kc));
+  log.info(
+    { resources: resources.map((r) => `${r.plural}${r.group ? `.${r.group}` : ''}`) },
+    config.HOMEOSTAT_BRIDGE_RESOURCES ? 'watching the configured resources' : 'watching discovered resources',
+  );
   const bridge = new Bridge({
     kc,
-    resources: config.HOMEOSTAT_BRIDGE_RESOURCES ?? watchedResourcesFor(plansOf(options.operator)),
+    resources,
+    operator: options.operator,
     namespace: config.HOMEOSTAT_BRIDGE_NAMESPACE,
     labelSelector: config.HOMEOSTAT_BRIDGE_LABEL_SELECTOR,
     client,

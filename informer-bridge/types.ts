@@ -10,9 +10,12 @@ export interface OwnerKind {
 }
 
 /**
- * One resource the bridge lists and watches. A resource without {@link WatchedResource.owners} is a
- * primary kind: its objects get their own workflow. A resource with `owners` is an owned kind: its
- * changes signal the owner's workflow with reason `child-changed`.
+ * One resource the bridge lists and watches. A resource without {@link WatchedResource.owners} and
+ * {@link WatchedResource.referrers} is a primary kind: its objects get their own workflow. A resource
+ * with `owners` is an owned kind: its changes signal the owner's workflow with reason `child-changed`.
+ * A resource with `referrers` is a referenced kind: its changes signal, with reason
+ * `referenced-changed`, every primary object whose reconciler's `references` name the changed object.
+ * One resource may be both owned and referenced.
  */
 export interface WatchedResource {
   /** API group; `''` for the core group. */
@@ -25,6 +28,22 @@ export interface WatchedResource {
   readonly namespaced: boolean;
   /** For owned kinds: the owner kinds this kind maps to. @default undefined (a primary kind) */
   readonly owners?: readonly OwnerKind[];
+  /**
+   * For referenced kinds: the primary kinds whose reconcilers declare a `references` entry for this
+   * kind (their `referencedBy` functions, from the bridge's operator, map a changed object to its
+   * referrers). @default undefined
+   */
+  readonly referrers?: readonly OwnerKind[];
+  /**
+   * List and watch metadata only (`PartialObjectMetadata`): the cache keeps no data, and a new
+   * resourceVersion is the change. For referenced kinds, which need nothing else. @default false
+   */
+  readonly metadataOnly?: boolean;
+  /**
+   * For primary kinds: only objects matching this label selector are watched (a reconciler's
+   * `labelSelector`), combined with the bridge's own selector. @default every object
+   */
+  readonly labelSelector?: string;
   /** Label keys whose changes matter to the reconciler (signal on change). @default [] */
   readonly relevantLabels?: readonly string[];
   /** Annotation keys whose changes matter to the reconciler (signal on change). @default [] */
@@ -98,4 +117,9 @@ export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Whether a watched resource is a primary kind (neither owned nor referenced): its objects get workflows. */
+export function isPrimary(resource: WatchedResource): boolean {
+  return !resource.owners && !resource.referrers;
 }

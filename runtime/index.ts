@@ -23,7 +23,13 @@ export { loadWorkerConfig, workerEnvSchema, type WorkerConfig } from '../workers
 export { startBridgeComponent, type RunningBridge } from '../informer-bridge/run-bridge';
 export { bridgeMain } from '../informer-bridge/main';
 export { loadBridgeConfig, bridgeEnvSchema, type BridgeConfig } from '../informer-bridge/config';
-export { watchedResourcesFor } from '../informer-bridge/operator-resources';
+export { watchedResourcesFor, type WatchSource } from '../informer-bridge/operator-resources';
+export {
+  ApiDiscovery,
+  DiscoveryError,
+  type DiscoveredResource,
+  type ResourceMapper,
+} from '../informer-bridge/discovery';
 export type { WatchedResource } from '../informer-bridge/types';
 export { startApiComponent, type RunningApi } from '../api/run-api';
 export { apiMain } from '../api/main';

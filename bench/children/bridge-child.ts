@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const idle = await measureMemory();
   const bridge = new Bridge({
     kc,
-    resources: watchedResourcesFor([benchPlan]),
+    resources: await watchedResourcesFor({ reconcilers: [{ plan: benchPlan }] }, kc),
     namespace: opts.namespace,
     client,
     taskQueue: 'bench-memory-unused',

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { Client, type ClientConfig } from 'pg';
 import { HomeostatError, isHomeostatError } from '../../reconcilers';
-import { defineReconciler, type CrdOptions, type StepContext } from '../../reconcilers';
+import { defineReconciler, type CrdOptions, type ReferenceWatch, type StepContext } from '../../reconcilers';
 import { postgresDatabasePlan } from './plan';
 import { postgresDatabaseSpec, type PostgresDatabaseSpec } from './schema';
 
@@ -50,10 +50,10 @@ export function fromPostgresError(err: unknown, what: string): HomeostatError {
   return new HomeostatError('ERR_STEP_FAILED', message, { cause: err });
 }
 
-/** Reads the admin URL from the server Secret. */
+/** Reads the admin URL from the server Secret (referenced, not owned: see `references`). */
 async function adminUrl(ctx: Ctx): Promise<URL> {
   const ref = ctx.spec.serverSecretRef;
-  const secret = await ctx.children.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ref.name } });
+  const secret = await ctx.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ref.name } });
   const url = decode(secret, ref.key);
   if (!secret) throw new HomeostatError('ERR_STEP_FAILED', `server Secret ${ref.name} not found`);
   if (!url) throw new HomeostatError('ERR_STEP_FAILED', `server Secret ${ref.name} has no key ${ref.key}`);
@@ -111,9 +111,23 @@ const postgresDatabaseCrdOptions: CrdOptions = {
   ],
 };
 
+/**
+ * The server Secret an object names, read from its stored (not yet validated) spec: a change to that
+ * Secret (a rotated admin password, a moved server) re-reconciles every database that uses it.
+ */
+const serverSecretReference: ReferenceWatch = {
+  apiVersion: 'v1',
+  kind: 'Secret',
+  referencedBy: (object) => {
+    const name = (object.spec as { serverSecretRef?: { name?: unknown } } | undefined)?.serverSecretRef?.name;
+    return typeof name === 'string' && name !== '' ? [{ name }] : [];
+  },
+};
+
 /** The `PostgresDatabase` reconciler. */
 export const postgresDatabaseReconciler = defineReconciler({
   crd: postgresDatabaseCrdOptions,
+  references: [serverSecretReference],
   plan: postgresDatabasePlan,
   schema: postgresDatabaseSpec,
   steps: {

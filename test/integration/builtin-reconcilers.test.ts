@@ -11,7 +11,6 @@ import { Client as PgClient } from 'pg';
 import pino from 'pino';
 import { Bridge } from '../../informer-bridge';
 import { builtinOperator } from '../../builtin';
-import { plansOf } from '../../core/operator';
 import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
 import { stateQuery, workflowIdFor } from '../../core/definitions';
 import { randomSuffix, useStack } from '../support/harness';
@@ -339,7 +338,7 @@ describe('PostgresDatabase: a worker killed during role creation', () => {
   const children: ChildProcess[] = [];
 
   function startWorker(): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '../../workers/main.ts')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '../../cli/homeostat.ts'), 'worker'], {
       env: {
         ...process.env,
         TEMPORAL_ADDRESS: t.endpoints.temporalAddress,
@@ -376,7 +375,8 @@ describe('PostgresDatabase: a worker killed during role creation', () => {
     await watcher.connect();
     const bridge = new Bridge({
       kc: t.kc,
-      resources: watchedResourcesFor(plansOf(builtinOperator)),
+      resources: await watchedResourcesFor(builtinOperator, t.kc),
+      operator: builtinOperator,
       namespace: t.namespace,
       client: t.temporal,
       taskQueue,

@@ -1,8 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { appPlan, builtinOperator, postgresDatabasePlan, postgresDatabaseSpec } from '../../builtin';
-import { pluralOf, watchedResourcesFor } from '../../informer-bridge/operator-resources';
+import { builtinOperator, postgresDatabasePlan, postgresDatabaseSpec } from '../../builtin';
 import { customResourceDefinition, operatorCrds, renderCrdYaml, structuralSchema } from '../../reconcilers';
 
 const crdDir = join(__dirname, '../../deploy/crds');
@@ -56,42 +55,5 @@ describe('CRDs generated from the zod schemas', () => {
     ).toMatchObject({
       properties: { m: { type: 'object', additionalProperties: { type: 'string' } } },
     });
-  });
-});
-
-describe('watched resources of the built-in reconcilers', () => {
-  it('given the plans, the bridge watches each kind once and maps owned kinds to their owners', () => {
-    const resources = watchedResourcesFor([postgresDatabasePlan, appPlan]);
-    const byKind = Object.fromEntries(resources.map((r) => [r.kind, r]));
-    expect(Object.keys(byKind).sort()).toEqual([
-      'App',
-      'ConfigMap',
-      'Deployment',
-      'PostgresDatabase',
-      'Secret',
-      'Service',
-    ]);
-    expect(byKind.Deployment).toMatchObject({
-      group: 'apps',
-      version: 'v1',
-      plural: 'deployments',
-      owners: [{ group: 'homeostat.dev', kind: 'App' }],
-    });
-    expect(byKind.Secret).toMatchObject({
-      group: '',
-      plural: 'secrets',
-      owners: [{ group: 'homeostat.dev', kind: 'PostgresDatabase' }],
-    });
-    expect(byKind.App).toMatchObject({ group: 'homeostat.dev', plural: 'apps', namespaced: true });
-  });
-
-  it("given kinds, their plurals follow Kubernetes' rules", () => {
-    expect(['Ingress', 'NetworkPolicy', 'Service', 'Gateway', 'Box'].map(pluralOf)).toEqual([
-      'ingresses',
-      'networkpolicies',
-      'services',
-      'gateways',
-      'boxes',
-    ]);
   });
 });

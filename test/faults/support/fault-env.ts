@@ -14,7 +14,6 @@ import { Pool } from 'pg';
 import pino from 'pino';
 import { type Stack, startStack } from '../../../devstack';
 import { builtinOperator } from '../../../builtin';
-import { plansOf } from '../../../core/operator';
 import { watchedResourcesFor } from '../../../informer-bridge/operator-resources';
 import { bundleObjectWorkflows } from '../../../workers/create-worker';
 import { randomSuffix } from '../../support/harness';
@@ -140,7 +139,7 @@ export class FaultEnv {
   ): Promise<HomeostatProcess> {
     const bridge = await spawnHomeostat('bridge', {
       ...this.commonEnv(),
-      HOMEOSTAT_BRIDGE_RESOURCES: JSON.stringify(watchedResourcesFor(plansOf(builtinOperator))),
+      HOMEOSTAT_BRIDGE_RESOURCES: JSON.stringify(await watchedResourcesFor(builtinOperator, this.kc)),
       HOMEOSTAT_BRIDGE_NAMESPACE: this.namespace,
       HOMEOSTAT_BRIDGE_LEADER_ELECTION: 'true',
       HOMEOSTAT_BRIDGE_LEASE_NAMESPACE: this.namespace,

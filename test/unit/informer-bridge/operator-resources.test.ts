@@ -1,0 +1,150 @@
+import { builtinOperator } from '../../../builtin';
+import {
+  type DiscoveredResource,
+  DiscoveryError,
+  type ResourceMapper,
+  watchedResourcesFor,
+} from '../../../informer-bridge';
+
+/** What a cluster serves, as its discovery documents say (the real API server is asked in test/integration/discovery.test.ts). */
+function served(resources: DiscoveredResource[]): ResourceMapper {
+  return {
+    async resourceFor(apiVersion, kind) {
+      const found = resources.find(
+        (r) => (r.group ? `${r.group}/${r.version}` : r.version) === apiVersion && r.kind === kind,
+      );
+      if (!found) throw new DiscoveryError(`the API server serves no kind ${kind} in ${apiVersion}`);
+      return found;
+    },
+  };
+}
+
+const r = (group: string, version: string, kind: string, plural: string, namespaced = true): DiscoveredResource => ({
+  group,
+  version,
+  kind,
+  plural,
+  namespaced,
+  verbs: ['list', 'watch'],
+});
+
+const cluster = [
+  r('homeostat.dev', 'v1alpha1', 'PostgresDatabase', 'postgresdatabases'),
+  r('homeostat.dev', 'v1alpha1', 'App', 'apps'),
+  r('', 'v1', 'Secret', 'secrets'),
+  r('', 'v1', 'ConfigMap', 'configmaps'),
+  r('', 'v1', 'Service', 'services'),
+  r('apps', 'v1', 'Deployment', 'deployments'),
+  r('', 'v1', 'Namespace', 'namespaces', false),
+  r('', 'v1', 'Endpoints', 'endpoints'),
+];
+
+describe('watched resources of an operator, from discovery', () => {
+  it('given the built-in operator, each kind is watched once; Secret is both owned and referenced by PostgresDatabase, so watched in full', async () => {
+    const resources = await watchedResourcesFor(builtinOperator, served(cluster));
+    const byKind = Object.fromEntries(resources.map((x) => [x.kind, x]));
+    expect(Object.keys(byKind).sort()).toEqual([
+      'App',
+      'ConfigMap',
+      'Deployment',
+      'PostgresDatabase',
+      'Secret',
+      'Service',
+    ]);
+    expect(resources).toHaveLength(6);
+    expect(byKind.Deployment).toMatchObject({
+      group: 'apps',
+      plural: 'deployments',
+      owners: [{ group: 'homeostat.dev', kind: 'App' }],
+    });
+    expect(byKind.Secret).toMatchObject({
+      group: '',
+      plural: 'secrets',
+      owners: [{ group: 'homeostat.dev', kind: 'PostgresDatabase' }],
+      referrers: [{ group: 'homeostat.dev', kind: 'PostgresDatabase' }],
+    });
+    expect(byKind.Secret!.metadataOnly).toBeUndefined();
+    expect(byKind.App).toEqual({
+      group: 'homeostat.dev',
+      version: 'v1alpha1',
+      plural: 'apps',
+      kind: 'App',
+      namespaced: true,
+    });
+  });
+
+  it('given a core-kind primary selected by label that references an irregular kind, the plural comes from the server and the referenced kind is metadata only', async () => {
+    const resources = await watchedResourcesFor(
+      {
+        reconcilers: [
+          {
+            plan: {
+              group: '',
+              version: 'v1',
+              kind: 'Namespace',
+              plural: 'namespaces',
+              scope: 'Cluster',
+              owns: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
+              steps: [],
+            },
+            labelSelector: 'platform.example.com/managed=true',
+            references: [{ apiVersion: 'v1', kind: 'Endpoints', referencedBy: () => [] }],
+          },
+        ],
+      },
+      served(cluster),
+    );
+    expect(resources).toEqual([
+      {
+        group: '',
+        version: 'v1',
+        plural: 'namespaces',
+        kind: 'Namespace',
+        namespaced: false,
+        labelSelector: 'platform.example.com/managed=true',
+      },
+      {
+        group: '',
+        version: 'v1',
+        plural: 'configmaps',
+        kind: 'ConfigMap',
+        namespaced: true,
+        owners: [{ group: '', kind: 'Namespace' }],
+      },
+      {
+        group: '',
+        version: 'v1',
+        plural: 'endpoints',
+        kind: 'Endpoints',
+        namespaced: true,
+        referrers: [{ group: '', kind: 'Namespace' }],
+        metadataOnly: true,
+      },
+    ]);
+  });
+
+  it('given kinds the server does not serve and a plan whose plural disagrees with it, it fails naming every one', async () => {
+    const operator = {
+      reconcilers: [
+        {
+          plan: {
+            group: 'homeostat.dev',
+            version: 'v1alpha1',
+            kind: 'App',
+            plural: 'applications',
+            scope: 'Namespaced' as const,
+            owns: [{ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute' }],
+            steps: [],
+          },
+          references: [{ apiVersion: 'v1', kind: 'Sekret', referencedBy: () => [] }],
+        },
+      ],
+    };
+    const err = await watchedResourcesFor(operator, served(cluster)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DiscoveryError);
+    const message = (err as Error).message;
+    expect(message).toMatch(/reconciled kind App .*plural applications.*serves apps/);
+    expect(message).toMatch(/owned kind HTTPRoute \(gateway\.networking\.k8s\.io\/v1\)/);
+    expect(message).toMatch(/referenced kind Sekret \(v1\)/);
+  });
+});
