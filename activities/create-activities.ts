@@ -2,7 +2,10 @@
  * The activities of the per-object workflow, built by {@link createActivities} from their clients:
  * observing the object (read, validate, add the finalizer), writing status, removing the finalizer,
  * and one activity per reconciler step. Activities keep no state between calls and may run more than
- * once.
+ * once. Status goes to the status subresource of kinds homeostat defines and to annotations on kinds
+ * it does not (a `Namespace`: see `statusAnnotations`); an object that no longer matches its
+ * reconciler's label selector is released (finalizer and status annotations removed) and treated as
+ * gone.
  */
 import { Context } from '@temporalio/activity';
 import type * as k8s from '@kubernetes/client-node';
@@ -18,6 +21,7 @@ import type {
   WriteStatusResult,
 } from '../core/activity-contract';
 import type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from '../core/definitions';
+import { matchesLabels, parseLabelSelector, type LabelRequirement } from '../core/label-selector';
 import { assertOperator, reconcilerFor as findReconciler, type Operator } from '../core/operator';
 import { durationMs, stepActivityType, type ReconcilerPlan } from '../core/plan';
 import type { Reconciler, StepResult } from '../core/reconciler';
@@ -31,7 +35,10 @@ import {
   identityOf,
   PrimaryObjects,
   recordEvent,
+  statusAnnotations,
+  statusLocationOf,
   type CustomObject,
+  type StatusLocation,
 } from './kubernetes';
 
 /** What {@link createActivities} needs. */
@@ -48,9 +55,28 @@ export interface ActivityDeps {
   readonly conflictRetries?: number;
 }
 
-/** The status fields homeostat owns, as read, without transition times. */
-export function ownedStatus(obj: CustomObject): ObjectStatus {
-  const status = obj.status ?? {};
+/** The status homeostat wrote into annotations (kinds it does not define), in the shape of `status`. */
+function annotatedStatus(obj: CustomObject): Record<string, unknown> {
+  const a = obj.metadata.annotations ?? {};
+  const generation = Number(a[statusAnnotations.observedGeneration]);
+  let conditions: unknown;
+  try {
+    conditions = JSON.parse(a[statusAnnotations.conditions] ?? 'null');
+  } catch {
+    conditions = undefined; // edited by hand into something else: rewritten on the next status write
+  }
+  return {
+    ...(Number.isInteger(generation) && a[statusAnnotations.observedGeneration] !== undefined
+      ? { observedGeneration: generation }
+      : {}),
+    ...(a[statusAnnotations.phase] !== undefined ? { phase: a[statusAnnotations.phase] } : {}),
+    ...(Array.isArray(conditions) ? { conditions } : {}),
+  };
+}
+
+/** The status fields homeostat owns, as read (from `status` or from annotations), without transition times. */
+export function ownedStatus(obj: CustomObject, location: StatusLocation = 'subresource'): ObjectStatus {
+  const status = location === 'annotations' ? annotatedStatus(obj) : (obj.status ?? {});
   const conditions = Array.isArray(status.conditions) ? (status.conditions as Record<string, unknown>[]) : undefined;
   return {
     ...(typeof status.observedGeneration === 'number' ? { observedGeneration: status.observedGeneration } : {}),
@@ -69,14 +95,14 @@ export function ownedStatus(obj: CustomObject): ObjectStatus {
   };
 }
 
-function snapshotOf(obj: CustomObject): ObjectSnapshot {
+function snapshotOf(obj: CustomObject, location: StatusLocation): ObjectSnapshot {
   return {
     uid: obj.metadata.uid ?? '',
     generation: obj.metadata.generation ?? 0,
     resourceVersion: obj.metadata.resourceVersion ?? '',
     deleting: obj.metadata.deletionTimestamp != null,
     hasFinalizer: (obj.metadata.finalizers ?? []).includes(finalizerName),
-    status: ownedStatus(obj),
+    status: ownedStatus(obj, location),
     identity: identityOf(obj),
   };
 }
@@ -128,6 +154,9 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
     if (!r) throw new HomeostatError('ERR_UNKNOWN_KIND', `no reconciler for ${ref.kind}.${ref.group}`);
     return r;
   };
+  // Parsed once: a selector that does not parse fails the worker's start, not a pass.
+  const selectors = new Map<Reconciler<unknown>, LabelRequirement[]>();
+  for (const r of reconcilers) if (r.labelSelector) selectors.set(r, parseLabelSelector(r.labelSelector));
 
   /** Runs fn; maps anything thrown to an ApplicationFailure. */
   const guarded =
@@ -164,18 +193,60 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
     }
   };
 
+  /**
+   * Lets go of an object its reconciler no longer selects: removes homeostat's finalizer and status
+   * annotations (with a resourceVersion precondition, re-read on 409). Cleanup steps do not run: the
+   * object is not being deleted, only no longer homeostat's.
+   */
+  const release = async (
+    plan: ReconcilerPlan,
+    ref: ObjectRef,
+    start: CustomObject,
+    location: StatusLocation,
+  ): Promise<void> => {
+    let obj: CustomObject | undefined = start;
+    for (let i = 0; obj; i++) {
+      const finalizers = obj.metadata.finalizers ?? [];
+      const annotations = obj.metadata.annotations ?? {};
+      const stale = location === 'annotations' ? Object.values(statusAnnotations).filter((k) => k in annotations) : [];
+      if (!finalizers.includes(finalizerName) && stale.length === 0) return;
+      try {
+        await primary.patch(plan, ref, {
+          metadata: {
+            resourceVersion: obj.metadata.resourceVersion,
+            finalizers: finalizers.filter((f) => f !== finalizerName),
+            ...(stale.length > 0 ? { annotations: Object.fromEntries(stale.map((k) => [k, null])) } : {}),
+          },
+        });
+        log.info({ ref, uid: obj.metadata.uid }, 'no longer selected by the label selector: released');
+        return;
+      } catch (err) {
+        if (!isConflict(err) || i >= conflictRetries) throw err;
+        obj = await primary.get(plan, ref);
+      }
+    }
+  };
+
   const activities: Activities = {
     observeObject: guarded(async ({ ref }: ObserveInput): Promise<Observation> => {
-      const { plan, schema } = reconcilerFor(ref);
+      const reconciler = reconcilerFor(ref);
+      const { plan, schema } = reconciler;
+      const location = statusLocationOf(reconciler);
       let obj = await primary.get(plan, ref);
       if (!obj) return { found: false };
+      const selector = selectors.get(reconciler);
+      if (selector && !matchesLabels(selector, obj.metadata.labels)) {
+        // No longer selected (its label was removed): homeostat lets go of it, as if it were gone.
+        await release(plan, ref, obj, location);
+        return { found: false };
+      }
       const parsed = schema.safeParse(obj.spec ?? {});
       if (obj.metadata.deletionTimestamp != null) {
-        return { found: true, ...snapshotOf(obj), spec: parsed.success ? parsed.data : obj.spec, plan };
+        return { found: true, ...snapshotOf(obj, location), spec: parsed.success ? parsed.data : obj.spec, plan };
       }
       if (!parsed.success) {
         throw new HomeostatError('ERR_INVALID_SPEC', `invalid spec: ${formatIssues(parsed.error.issues)}`, {
-          details: snapshotOf(obj),
+          details: snapshotOf(obj, location),
         });
       }
       if (!(obj.metadata.finalizers ?? []).includes(finalizerName)) {
@@ -185,37 +256,54 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
         if (!obj) return { found: false };
         log.info({ ref, uid: obj.metadata.uid }, 'finalizer added');
       }
-      return { found: true, ...snapshotOf(obj), spec: parsed.data, plan };
+      return { found: true, ...snapshotOf(obj, location), spec: parsed.data, plan };
     }),
 
     writeStatus: guarded(async (input: WriteStatusInput): Promise<WriteStatusResult> => {
-      const { plan } = reconcilerFor(input.ref);
+      const reconciler = reconcilerFor(input.ref);
+      const { plan } = reconciler;
+      const location = statusLocationOf(reconciler);
       for (let i = 0; ; i++) {
         const obj = await primary.get(plan, input.ref);
         if (!obj || obj.metadata.uid !== input.uid) return { written: false, reason: 'gone' };
-        if (sameStatus(ownedStatus(obj), input.status)) return { written: false, reason: 'unchanged' };
-        const existing = Array.isArray(obj.status?.conditions)
-          ? (obj.status.conditions as { type?: string; status?: string; lastTransitionTime?: string }[])
+        if (sameStatus(ownedStatus(obj, location), input.status)) return { written: false, reason: 'unchanged' };
+        const before = location === 'annotations' ? annotatedStatus(obj) : (obj.status ?? {});
+        const existing = Array.isArray(before.conditions)
+          ? (before.conditions as { type?: string; status?: string; lastTransitionTime?: string }[])
           : [];
         const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
         const conditions = input.status.conditions.map((c) => {
-          const before = existing.find((e) => e.type === c.type);
+          const previous = existing.find((e) => e.type === c.type);
           return {
             ...c,
             lastTransitionTime:
-              before?.status === c.status && before.lastTransitionTime ? before.lastTransitionTime : now,
+              previous?.status === c.status && previous.lastTransitionTime ? previous.lastTransitionTime : now,
           };
         });
+        const { observedGeneration, phase } = input.status;
         try {
-          await primary.patch(
-            plan,
-            input.ref,
-            {
-              metadata: { resourceVersion: obj.metadata.resourceVersion },
-              status: { observedGeneration: input.status.observedGeneration, phase: input.status.phase, conditions },
-            },
-            'status',
-          );
+          if (location === 'annotations') {
+            await primary.patch(plan, input.ref, {
+              metadata: {
+                resourceVersion: obj.metadata.resourceVersion,
+                annotations: {
+                  [statusAnnotations.phase]: phase,
+                  [statusAnnotations.observedGeneration]: String(observedGeneration),
+                  [statusAnnotations.conditions]: JSON.stringify(conditions),
+                },
+              },
+            });
+          } else {
+            await primary.patch(
+              plan,
+              input.ref,
+              {
+                metadata: { resourceVersion: obj.metadata.resourceVersion },
+                status: { observedGeneration, phase, conditions },
+              },
+              'status',
+            );
+          }
         } catch (err) {
           if (isConflict(err) && i < conflictRetries) {
             log.debug({ ref: input.ref, attempt: i }, 'status conflict, re-reading');

@@ -1,17 +1,21 @@
 /**
- * Kubernetes access used by the activities: the reconciled object (a custom resource, namespaced or
- * cluster-scoped) through merge patches with resourceVersion preconditions, owned children through
- * server-side apply, and `events.k8s.io/v1` Events. Every client error leaves as a `HomeostatError`.
+ * Kubernetes access used by the activities: the reconciled object (a custom resource or a core kind
+ * such as `Namespace`, namespaced or cluster-scoped) through merge patches with resourceVersion
+ * preconditions, owned children through server-side apply, and `events.k8s.io/v1` Events. URLs of
+ * kinds other than the primary's come from API discovery (the client's cached resource lists). Every
+ * client error leaves as a `HomeostatError`.
  */
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import type { ChildClient, ObjectIdentity } from '../core/reconciler';
 import type { ReconcilerPlan } from '../core/plan';
 import type { ObjectRef } from '../core/definitions';
-import { fromKubernetesError, isNotFound } from '../core/errors';
+import { fromKubernetesError, HomeostatError, isNotFound } from '../core/errors';
 import type { EventRecord } from '../core/activity-contract';
+import { statusAnnotations } from '../core/status';
 
 export type { EventRecord };
+export { statusAnnotations };
 
 /** The finalizer homeostat adds to every object it reconciles (DESIGN.md). */
 export const finalizerName = 'homeostat.dev/finalizer';
@@ -30,33 +34,69 @@ export interface CustomObject {
 
 const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
+/** The generic client, with the scope of a kind from its cached discovery (the client keeps it protected). */
+class ObjectApi extends k8s.KubernetesObjectApi {
+  /** Whether `kind` is namespaced; throws when the API server does not serve it. */
+  async isNamespaced(apiVersion: string, kind: string): Promise<boolean> {
+    const resource = await this.resource(apiVersion, kind);
+    if (!resource) {
+      throw new HomeostatError('ERR_STEP_TERMINAL', `the API server serves no kind ${kind} in ${apiVersion}`);
+    }
+    return resource.namespaced;
+  }
+}
+
 // One generic client per KubeConfig: it caches API discovery, which would otherwise cost a request
 // per apply, delete or Event.
-const objectApis = new WeakMap<k8s.KubeConfig, k8s.KubernetesObjectApi>();
-function objectApiFor(kc: k8s.KubeConfig): k8s.KubernetesObjectApi {
+const objectApis = new WeakMap<k8s.KubeConfig, ObjectApi>();
+function objectApiFor(kc: k8s.KubeConfig): ObjectApi {
   let api = objectApis.get(kc);
   if (!api) {
-    api = k8s.KubernetesObjectApi.makeApiClient(kc);
+    api = kc.makeApiClient(ObjectApi);
     objectApis.set(kc, api);
   }
   return api;
 }
 
+/**
+ * Where homeostat reports an object's status: its status subresource (kinds homeostat defines, whose
+ * CRD it generates), or annotations on the object (kinds it does not define, such as `Namespace`,
+ * whose `status` belongs to Kubernetes or to another controller).
+ */
+export type StatusLocation = 'subresource' | 'annotations';
+
+/** Where a reconciler's status goes: annotations when it generates no CRD (`crd: false`) or reconciles a core kind. */
+export function statusLocationOf(reconciler: { plan: Pick<ReconcilerPlan, 'group'>; crd?: unknown }): StatusLocation {
+  return reconciler.crd === false || reconciler.plan.group === '' ? 'annotations' : 'subresource';
+}
+
 /** Reads and patches one reconciled object. */
 export class PrimaryObjects {
   private readonly custom: k8s.CustomObjectsApi;
+  private readonly objects: ObjectApi;
 
   constructor(kc: k8s.KubeConfig) {
     this.custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    this.objects = objectApiFor(kc);
   }
 
   private coords(plan: ReconcilerPlan, ref: ObjectRef) {
     return { group: plan.group, version: plan.version, plural: plan.plural, name: ref.name };
   }
 
+  /** The object's header for the generic client (core kinds: `/api/v1/...` has no group to name). */
+  private header(plan: ReconcilerPlan, ref: ObjectRef) {
+    return {
+      apiVersion: plan.version,
+      kind: plan.kind,
+      metadata: { name: ref.name, ...(plan.scope === 'Namespaced' ? { namespace: ref.namespace ?? '' } : {}) },
+    };
+  }
+
   /** The object, or `undefined` when it does not exist. */
   async get(plan: ReconcilerPlan, ref: ObjectRef): Promise<CustomObject | undefined> {
     try {
+      if (plan.group === '') return (await this.objects.read(this.header(plan, ref))) as unknown as CustomObject;
       const c = this.coords(plan, ref);
       const obj: unknown =
         plan.scope === 'Namespaced'
@@ -69,9 +109,30 @@ export class PrimaryObjects {
     }
   }
 
-  /** A merge patch of the object (or its status subresource). 404 and 409 surface as HomeostatErrors. */
-  async patch(plan: ReconcilerPlan, ref: ObjectRef, body: object, subresource?: 'status'): Promise<CustomObject> {
+  /**
+   * A merge patch of the object (or its status subresource; not for core kinds). 404 and 409 surface
+   * as HomeostatErrors.
+   */
+  async patch(
+    plan: ReconcilerPlan,
+    ref: ObjectRef,
+    body: { metadata?: object; status?: object },
+    subresource?: 'status',
+  ): Promise<CustomObject> {
     try {
+      if (plan.group === '') {
+        if (subresource) throw new HomeostatError('ERR_STEP_TERMINAL', `core kind ${plan.kind}: no status to write`);
+        const header = this.header(plan, ref);
+        const obj = await this.objects.patch(
+          { ...header, ...body, metadata: { ...header.metadata, ...body.metadata } },
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          k8s.PatchStrategy.MergePatch,
+        );
+        return obj as unknown as CustomObject;
+      }
       const c = { ...this.coords(plan, ref), body };
       const ns = { ...c, namespace: ref.namespace ?? '' };
       let obj: unknown;
@@ -106,16 +167,38 @@ export function identityOf(obj: CustomObject): ObjectIdentity {
   };
 }
 
-/** A {@link ChildClient} for one owner: server-side apply with a field manager and an ownerReference. */
+/**
+ * Where an object named by a step lives: its own `metadata.namespace`, else the owner's namespace for
+ * a namespaced kind. A namespaced kind named without a namespace by a cluster-scoped owner is a
+ * mistake in the step (the client would silently pick `default`): it fails, terminally.
+ */
+async function placed<T extends Pick<k8s.KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>>(
+  objects: ObjectApi,
+  owner: ObjectIdentity,
+  object: T,
+  what: string,
+): Promise<T> {
+  if (object.metadata?.namespace) return object;
+  if (owner.namespace) return { ...object, metadata: { ...object.metadata, namespace: owner.namespace } };
+  if (await objects.isNamespaced(object.apiVersion ?? '', object.kind ?? '')) {
+    throw new HomeostatError(
+      'ERR_STEP_TERMINAL',
+      `${what} ${object.kind ?? '?'} ${object.metadata?.name ?? '?'}: a namespaced kind needs metadata.namespace ` +
+        `when the reconciled object (${owner.kind} ${owner.name}) is cluster-scoped`,
+    );
+  }
+  return object;
+}
+
+/**
+ * A {@link ChildClient} for one owner: server-side apply with a field manager and an ownerReference.
+ * A namespaced child defaults to the owner's namespace; a cluster-scoped owner (a `Namespace`, a
+ * cluster-scoped CRD) may own cluster-scoped children and namespaced children in any namespace, named
+ * explicitly. A namespaced owner cannot own a cluster-scoped child (Kubernetes' garbage collector
+ * refuses such ownerReferences): that apply fails terminally.
+ */
 export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldManager: string): ChildClient {
   const objects = objectApiFor(kc);
-  const withNamespace = <T extends Pick<k8s.KubernetesObject, 'metadata'>>(child: T): T => ({
-    ...child,
-    metadata: {
-      ...child.metadata,
-      ...(child.metadata?.namespace || !owner.namespace ? {} : { namespace: owner.namespace }),
-    },
-  });
   const describe = (child: Pick<k8s.KubernetesObject, 'kind' | 'metadata'>) =>
     `${child.kind ?? '?'} ${child.metadata?.namespace ?? owner.namespace ?? ''}/${child.metadata?.name ?? '?'}`;
   return {
@@ -128,14 +211,23 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
         controller: true,
         blockOwnerDeletion: true,
       };
-      const body = withNamespace({
-        ...child,
-        metadata: { ...child.metadata, ownerReferences: [ownerReference] },
-      });
-      // managedFields and resourceVersion must not be sent with an apply.
-      delete body.metadata?.managedFields;
-      delete body.metadata?.resourceVersion;
       try {
+        if (owner.namespace && !(await objects.isNamespaced(child.apiVersion ?? '', child.kind ?? ''))) {
+          throw new HomeostatError(
+            'ERR_STEP_TERMINAL',
+            `apply ${describe(child)}: a cluster-scoped child cannot be owned by namespaced ${owner.kind} ` +
+              `${owner.namespace}/${owner.name} (Kubernetes allows only cluster-scoped owners of cluster-scoped objects)`,
+          );
+        }
+        const body = await placed(
+          objects,
+          owner,
+          { ...child, metadata: { ...child.metadata, ownerReferences: [ownerReference] } },
+          'apply',
+        );
+        // managedFields and resourceVersion must not be sent with an apply.
+        delete body.metadata?.managedFields;
+        delete body.metadata?.resourceVersion;
         return await objects.patch(body, undefined, undefined, fieldManager, true, k8s.PatchStrategy.ServerSideApply);
       } catch (err) {
         throw fromKubernetesError(err, `apply ${describe(child)}`);
@@ -143,7 +235,8 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
     },
     async delete(child) {
       try {
-        await objects.delete(withNamespace(child), undefined, undefined, undefined, undefined, 'Background');
+        const placedChild = await placed(objects, owner, child, 'delete');
+        await objects.delete(placedChild, undefined, undefined, undefined, undefined, 'Background');
       } catch (err) {
         if (isNotFound(err)) return;
         throw fromKubernetesError(err, `delete ${describe(child)}`);
@@ -151,7 +244,8 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
     },
     async read<T extends k8s.KubernetesObject>(child: Pick<k8s.KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>) {
       try {
-        return await objects.read<T>(withNamespace(child) as Parameters<typeof objects.read<T>>[0]);
+        const placedChild = await placed(objects, owner, child, 'read');
+        return await objects.read<T>(placedChild as Parameters<typeof objects.read<T>>[0]);
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw fromKubernetesError(err, `read ${describe(child)}`);
@@ -203,8 +297,8 @@ export async function recordEvent(
 }
 
 /**
- * Reads any object for a step (`StepContext.read`): a namespaced kind without a namespace is
- * read in the owner's namespace; a missing object is `undefined`.
+ * Reads any object for a step (`StepContext.read`): a namespaced kind without a namespace is read in
+ * the owner's namespace (a cluster-scoped owner must name it); a missing object is `undefined`.
  */
 export async function readObject<T extends k8s.KubernetesObject>(
   kc: k8s.KubeConfig,
@@ -213,8 +307,8 @@ export async function readObject<T extends k8s.KubernetesObject>(
 ): Promise<T | undefined> {
   const objects = objectApiFor(kc);
   const namespace = object.metadata.namespace ?? owner.namespace;
-  const spec = { ...object, metadata: { ...object.metadata, ...(namespace ? { namespace } : {}) } };
   try {
+    const spec = await placed(objects, owner, object, 'read');
     return await objects.read<T>(spec);
   } catch (err) {
     if (isNotFound(err)) return undefined;

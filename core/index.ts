@@ -6,6 +6,7 @@
 export type * from './activity-contract';
 export * from './definitions';
 export * from './errors';
+export * from './label-selector';
 export * from './operator';
 export * from './plan';
 export * from './status';

@@ -4,6 +4,7 @@
  * this file: the plan reaches the workflow through the observe activity's result.
  */
 import type { z } from 'zod';
+import { parseLabelSelector } from '../core/label-selector';
 import type { ReconcilerPlan, StepPlan } from '../core/plan';
 import type { CrdOptions, Reconciler, ReferenceWatch, StepFn } from '../core/reconciler';
 
@@ -75,6 +76,7 @@ export function defineReconciler<const P extends ReconcilerPlan, S extends z.Zod
   for (const name of planned) {
     if (!impls[name]) throw new Error(`${def.plan.kind}: step ${name} is planned but not implemented`);
   }
+  if (def.labelSelector !== undefined) parseLabelSelector(def.labelSelector); // throws, naming what is wrong
   return {
     plan: def.plan,
     schema: def.schema as z.ZodType<z.output<S>>,
