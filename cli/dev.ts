@@ -236,9 +236,9 @@ export async function runDev(options: DevOptions): Promise<void> {
       if (Date.now() - appliedAt > 180_000) throw new Error('the examples did not become Ready in 3 minutes');
       await sleep(300);
     }
-    const builtinDemo = watched.some((w) => w.namespace === 'pony-prod');
+    const ponyRanch = watched.some((w) => w.namespace === 'pony-prod');
     say(
-      `\n${builtinDemo ? 'the Sparkle Pony Ranch is' : 'the examples are'} Ready (${seconds(appliedAt)} after apply, ${seconds(t0)} in all)\n`,
+      `\n${ponyRanch ? 'the Sparkle Pony Ranch is' : 'the examples are'} Ready (${seconds(appliedAt)} after apply, ${seconds(t0)} in all)\n`,
     );
     const plurals = operator.reconcilers
       .map((r) => `${r.plan.plural}.${r.plan.group || 'core'}`.replace(/\.core$/, ''))
@@ -273,7 +273,7 @@ export async function runDev(options: DevOptions): Promise<void> {
       `  metrics        worker http://127.0.0.1:${workerPort}/metrics · bridge http://127.0.0.1:${bridgePort}/metrics · api ${api}/metrics`,
     );
     say(`  env file       ${e.envFile}   (eval "$(npm run -s devstack -- env --name ${stackName})")`);
-    if (builtinDemo) {
+    if (ponyRanch) {
       say('  try            kubectl … -n pony-prod scale deploy/pony-spawner --replicas=1   (homeostat puts 3 back)');
     }
     if (options.exitWhenReady) return stop(0);
