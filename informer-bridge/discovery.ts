@@ -64,7 +64,14 @@ export class ApiDiscovery implements ResourceMapper {
 
   async resourceFor(apiVersion: string, kind: string): Promise<DiscoveredResource> {
     const { group, version } = parseApiVersion(apiVersion);
-    if (!version || !kind) throw new DiscoveryError(`cannot resolve kind ${JSON.stringify(kind)} in ${apiVersion}`);
+    // Names go into URL paths: refuse anything that is not a group and version as Kubernetes spells them.
+    if (
+      !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$/.test(group) ||
+      !/^[a-z0-9]+$/.test(version)
+    ) {
+      throw new DiscoveryError(`${JSON.stringify(apiVersion)} is not a valid apiVersion (kind ${kind})`);
+    }
+    if (!kind) throw new DiscoveryError(`no kind given in ${apiVersion}`);
     const find = (list: DiscoveredResource[] | undefined) => list?.find((r) => r.kind === kind);
     let found = find(await this.list(group, version));
     // Cached before its CRD was installed, or installed a moment ago: ask again for a little while.
