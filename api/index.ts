@@ -3,7 +3,7 @@
  * read object state (the `state` query, Temporal visibility), authenticated by Kubernetes TokenReview
  * and authorized by SubjectAccessReview, so the platform's RBAC decides.
  */
-export { buildApiServer, type ApiDeps } from './server';
+export { apiKindsOf, buildApiServer, type ApiDeps } from './server';
 export { KubernetesAuth, parseStaticTokens, type Caller, type StaticToken, type AccessRequest } from './auth';
 export { ApiProblem, problem, problemCodes, type ProblemCode, type ProblemDocument } from './problems';
 export { apiEnvSchema, loadApiConfig, type ApiConfig } from './config';

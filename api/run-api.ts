@@ -6,11 +6,10 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
 import { loadKubeConfig, type TemporalSettings } from '../config';
-import { plansOf, type Operator } from '../core/operator';
-import { planRegistry } from '../core/plan';
+import type { Operator } from '../core/operator';
 import { KubernetesAuth } from './auth';
 import type { ApiConfig } from './config';
-import { buildApiServer } from './server';
+import { apiKindsOf, buildApiServer } from './server';
 
 /** A running API component. */
 export interface RunningApi {
@@ -43,10 +42,7 @@ export async function startApiComponent(options: {
     temporal: client,
     kc,
     objects: k8s.KubernetesObjectApi.makeApiClient(kc),
-    plans: planRegistry(plansOf(options.operator)),
-    shortNames: Object.fromEntries(
-      options.operator.reconcilers.map((r) => [r.plan.kind, r.crd ? [...(r.crd.shortNames ?? [])] : []]),
-    ),
+    ...apiKindsOf(options.operator),
     auth: new KubernetesAuth({ kc, staticTokens: config.HOMEOSTAT_API_STATIC_TOKENS }),
     log,
     taskQueue: config.HOMEOSTAT_TASK_QUEUE,

@@ -27,9 +27,11 @@ import {
 import type { Logger } from 'pino';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { z } from 'zod';
-import type { PlanRegistry, ReconcilerPlan } from '../core/plan';
+import { plansOf, type Operator } from '../core/operator';
+import { planRegistry, type PlanRegistry, type ReconcilerPlan } from '../core/plan';
 import {
   type ObjectRef,
+  objectWorkflowStartOptions,
   objectWorkflowType,
   reconcileNowUpdate,
   stateQuery,
@@ -58,6 +60,19 @@ export interface ApiDeps {
   readonly reconcileWaitMs?: number;
   /** Largest request body accepted. @default 16384 */
   readonly bodyLimit?: number;
+}
+
+/**
+ * The kinds an operator serves through the API, as {@link ApiDeps} takes them: its plans, and the
+ * short names of the CRDs it defines (`pgdb`), listed by `GET /v1/kinds`.
+ */
+export function apiKindsOf(operator: Operator): Pick<ApiDeps, 'plans' | 'shortNames'> {
+  return {
+    plans: planRegistry(plansOf(operator)),
+    shortNames: Object.fromEntries(
+      operator.reconcilers.map((r) => [r.plan.kind, r.crd ? [...(r.crd.shortNames ?? [])] : []]),
+    ),
+  };
 }
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -385,11 +400,12 @@ export async function buildApiServer(deps: ApiDeps) {
             );
           throw err;
         });
-      const workflowId = workflowIdFor(ref);
+      // The bridge's start options (ID, input, static summary, the object's search attributes), so a
+      // workflow started here is named and findable in the Temporal UI before its first pass.
+      const startOptions = objectWorkflowStartOptions(ref, deps.taskQueue);
+      const workflowId = startOptions.workflowId;
       const startWorkflowOperation = new WithStartWorkflowOperation(objectWorkflowType, {
-        workflowId,
-        taskQueue: deps.taskQueue,
-        args: [{ ref }],
+        ...startOptions,
         workflowIdConflictPolicy: 'USE_EXISTING',
       });
       let handle;

@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import * as k8s from '@kubernetes/client-node';
+import { defaultPayloadConverter } from '@temporalio/common';
 import fc from 'fast-check';
 import pino from 'pino';
-import { buildApiServer, KubernetesAuth } from '../../api';
+import { apiKindsOf, buildApiServer, KubernetesAuth } from '../../api';
 import { builtinOperator } from '../../builtin';
-import { plansOf } from '../../core/operator';
-import { planRegistry } from '../../core/plan';
+import { searchAttributeKeys, staticSummaryFor } from '../../core/definitions';
 import { randomSuffix, useStack } from '../support/harness';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
@@ -47,7 +47,7 @@ describe('HTTP API', () => {
       temporal: t.temporal,
       kc: t.kc,
       objects: k8s.KubernetesObjectApi.makeApiClient(t.kc),
-      plans: planRegistry(plansOf(builtinOperator)),
+      ...apiKindsOf(builtinOperator),
       auth: new KubernetesAuth({
         kc: t.kc,
         staticTokens: [{ token: staticToken, user: 'local-admin', groups: ['system:masters'] }],
@@ -252,6 +252,82 @@ describe('HTTP API', () => {
     expect(forbidden.statusCode).toBe(403); // cluster-wide list needs a ClusterRole
   });
 
+  it('given a reconcile started through the API, the workflow has the summary and search attributes from its start, like one the bridge starts', async () => {
+    const name = `started-${randomSuffix()}`;
+    await t.custom.createNamespacedCustomObject({
+      group: 'homeostat.dev',
+      version: 'v1alpha1',
+      namespace: t.namespace,
+      plural: 'apps',
+      body: {
+        apiVersion: 'homeostat.dev/v1alpha1',
+        kind: 'App',
+        metadata: { name },
+        spec: { image: 'registry.spr.com/pony-spawner:v2.1.0' },
+      },
+    });
+    const res = await post(`${path(name)}/reconcile?wait=false`, allowedToken);
+    expect(res.statusCode).toBe(202);
+    const handle = t.temporal.workflow.getHandle(res.json().workflowId);
+    // The start event itself carries them: no pass (and no upsert) is needed for the UI to name the object.
+    const [started] = (await handle.fetchHistory()).events ?? [];
+    const ref = { group: 'homeostat.dev', version: 'v1alpha1', kind: 'App', namespace: t.namespace, name };
+    expect(started?.userMetadata?.summary).toBeDefined();
+    expect(defaultPayloadConverter.fromPayload(started!.userMetadata!.summary!)).toBe(staticSummaryFor(ref));
+    const fields = started?.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields ?? {};
+    const attr = (key: string): unknown => {
+      const value = defaultPayloadConverter.fromPayload(fields[key]!);
+      return Array.isArray(value) ? value[0] : value;
+    };
+    expect(attr(searchAttributeKeys.kind.name)).toBe('App');
+    expect(attr(searchAttributeKeys.namespace.name)).toBe(t.namespace);
+    expect(attr(searchAttributeKeys.name.name)).toBe(name);
+    const description = await handle.describe();
+    expect(await description.staticSummary()).toBe(staticSummaryFor(ref));
+  });
+
+  it('given GET /v1/kinds, an authenticated caller gets every kind with plural, scope and short names; no token or a forged one gets 401', async () => {
+    const res = await app.inject({
+      method: 'GET',
+      url: '/v1/kinds',
+      headers: { authorization: `Bearer ${deniedToken}` }, // any authenticated caller: kinds are not secret
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().kinds).toEqual(
+      expect.arrayContaining([
+        {
+          group: 'homeostat.dev',
+          version: 'v1alpha1',
+          kind: 'PostgresDatabase',
+          plural: 'postgresdatabases',
+          scope: 'Namespaced',
+          shortNames: ['pgdb'],
+        },
+        {
+          group: 'homeostat.dev',
+          version: 'v1alpha1',
+          kind: 'App',
+          plural: 'apps',
+          scope: 'Namespaced',
+          shortNames: ['hsapp'],
+        },
+      ]),
+    );
+    expect(res.json().kinds).toHaveLength(builtinOperator.reconcilers.length);
+    const [h, p] = allowedToken.split('.');
+    for (const headers of [
+      {},
+      { authorization: `Bearer ${h}.${p}.${Buffer.from('not the signature').toString('base64url')}` },
+      { authorization: `Bearer ${'x'.repeat(8000)}` },
+      { authorization: 'Basic YWRtaW46YWRtaW4=' },
+    ]) {
+      const denied = await app.inject({ method: 'GET', url: '/v1/kinds', headers });
+      expect(denied.statusCode).toBe(401);
+      expect(denied.headers['content-type']).toContain('application/problem+json');
+      expect(denied.json()).toMatchObject({ code: 'ERR_UNAUTHENTICATED', status: 401 });
+    }
+  });
+
   it('given the OpenAPI document, it is valid and lists every route', async () => {
     const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
     await SwaggerParser.validate(structuredClone(doc));
@@ -345,12 +421,18 @@ describe('HTTP API', () => {
       /STEP\s+STATUS\s+ATTEMPTS\s+MESSAGE\nconfig\s+succeeded\s+1\s+ConfigMap pony-api-config: 0 keys\ndeployment\s+succeeded/,
     );
     expect(JSON.parse(await cli('get', 'App', `${t.namespace}/pony-api`, '-o', 'json')).state.phase).toBe('Ready');
-    expect(await cli('list', 'apps', '-n', t.namespace)).toMatch(
-      new RegExp(
-        `NAMESPACE\\s+NAME\\s+PHASE\\s+GENERATION\\s+WORKFLOW\\n${t.namespace}\\s+pony-api\\s+Ready\\s+1\\s+RUNNING`,
-      ),
-    );
+    const listed = await cli('list', 'apps', '-n', t.namespace);
+    expect(listed).toMatch(/^NAMESPACE\s+NAME\s+PHASE\s+GENERATION\s+WORKFLOW\n/);
+    expect(listed).toMatch(new RegExp(`\\n${t.namespace}\\s+pony-api\\s+Ready\\s+1\\s+RUNNING(\\n|$)`));
     await expect(cli('get', 'Unicorn', 'x/y')).rejects.toThrow(/unknown kind Unicorn/);
+    // Short names and plural.group resolve through GET /v1/kinds, as kubectl resolves them.
+    expect(JSON.parse(await cli('get', 'hsapp', `${t.namespace}/pony-api`, '-o', 'json')).state.phase).toBe('Ready');
+    expect(
+      JSON.parse(await cli('get', 'apps.homeostat.dev', `${t.namespace}/pony-api`, '-o', 'json')).state.phase,
+    ).toBe('Ready');
+    await expect(cli('get', 'pgdb', `${t.namespace}/no-such-db`)).rejects.toThrow(
+      /404 ERR_NO_WORKFLOW: no workflow for PostgresDatabase/,
+    );
   });
 
   it('given all of the above, no token or secret value appears in the captured logs', () => {
