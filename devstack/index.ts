@@ -21,4 +21,4 @@ export {
   type StackState,
   type StartStackOptions,
 } from './stack';
-export { cacheDir, repoRoot, stacksRoot, stackDir } from './paths';
+export { cacheDir, findPackageRoot, packageRoot, repoRoot, stacksRoot, stackDir } from './paths';

@@ -1,8 +1,32 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
-/** Root of the repository (devstack/ lives directly under it). */
-export const repoRoot = resolve(__dirname, '..');
+/**
+ * The root of the homeostat package containing `from`: the nearest folder above it whose
+ * `package.json` is named `homeostat`. That is the repository in a checkout (sources run by tsx or
+ * jest, and the compiled `dist/`), and `node_modules/homeostat` once the package is installed — so
+ * `devstack/go/` is found from sources and from compiled code alike. Throws when there is none.
+ */
+export function findPackageRoot(from: string): string {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'homeostat') return dir;
+      } catch {
+        // An unreadable package.json on the way up is not ours; keep walking.
+      }
+    }
+    if (dirname(dir) === dir) throw new Error(`no package.json named homeostat above ${from}`);
+  }
+}
+
+/** Root of the homeostat package (the repository in a checkout, `node_modules/homeostat` when installed). */
+export const packageRoot = findPackageRoot(__dirname);
+
+/** The same folder as {@link packageRoot}, under the name the repository's scripts use. */
+export const repoRoot = packageRoot;
 
 /**
  * Where built server binaries are cached, outside the repository so that clones and CI runs on the

