@@ -102,7 +102,7 @@ describe("a team's operator on the generic workflow", () => {
   }, 120_000);
 
   it.each([
-    ['a colour outside the enum', { colour: 'green' }, /Unsupported value: "green"/],
+    ['a colour outside the enum', { colour: 'green' }, /Unsupported value: \\?"green\\?"/],
     ['a colour of 100 KiB', { colour: 'r'.repeat(100 * 1024) }, /Unsupported value/],
     ['no colour', {}, /colour: Required value/],
   ])('given %s, the generated CRD refuses the Widget at admission', async (_what, spec, message) => {
