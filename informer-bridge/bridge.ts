@@ -52,7 +52,8 @@ export interface BridgeOptions {
   readonly namespace?: string;
   /**
    * Watch only objects matching this label selector (sharding); applies to primary and owned kinds,
-   * not to referenced kinds (a shared Secret carries no shard label). @default all objects
+   * not to referenced kinds (a shared Secret carries no shard label; a kind both owned and referenced
+   * is watched whole, and its owners found through ownerReferences as usual). @default all objects
    */
   readonly labelSelector?: string;
   readonly client: Client;
@@ -90,9 +91,12 @@ function resourceName(r: WatchedResource): string {
   return r.group ? `${r.plural}.${r.group}` : r.plural;
 }
 
-/** The selector a resource is listed with: the bridge's (sharding) and the primary's own, both required. */
+/**
+ * The selector a resource is listed with: the bridge's (sharding) and the primary's own, both required.
+ * Referenced kinds ignore the bridge's: a shared Secret carries no shard label.
+ */
 function selectorFor(resource: WatchedResource, bridgeSelector: string | undefined): string | undefined {
-  const parts = [isPrimary(resource) || resource.owners ? bridgeSelector : undefined, resource.labelSelector];
+  const parts = [resource.referrers ? undefined : bridgeSelector, resource.labelSelector];
   const joined = parts.filter((p): p is string => Boolean(p)).join(',');
   return joined || undefined;
 }

@@ -38,8 +38,8 @@ function addKind(list: OwnerKind[], kind: OwnerKind): void {
 /**
  * The resources to watch for an operator, resolved through `discovery` (an {@link ApiDiscovery} of the
  * cluster, or the cluster's kubeconfig). Owned kinds shared by several reconcilers are watched once,
- * with every owner kind listed; a kind both owned and referenced is watched once, in full (the owned
- * role compares content); a kind only referenced is watched as metadata only.
+ * with every owner kind listed; a kind referenced (whether owned too or not) is watched once, as
+ * metadata only, so the bridge holds no Secret data.
  * @throws DiscoveryError naming every kind the API server does not serve, or a primary whose plan's
  *   plural or scope disagrees with the server
  */
@@ -106,8 +106,10 @@ export async function watchedResourcesFor(
     ...r,
     ...(owners.length > 0 ? { owners } : {}),
     ...(referrers.length > 0 ? { referrers } : {}),
-    // Owned kinds need content (their predicates compare it); referenced kinds only their resourceVersion.
-    ...(owners.length === 0 ? { metadataOnly: true } : {}),
+    // Referenced kinds need only their resourceVersion; so do owned kinds that are referenced too (a
+    // Secret): for kinds without generations a new resourceVersion is then the change. Owned-only
+    // kinds stay whole, so their predicates can tell a content change from metadata churn.
+    ...(referrers.length > 0 ? { metadataOnly: true } : {}),
   }));
   return [...primaries, ...related];
 }

@@ -5,7 +5,7 @@
  * own, on an object's first pass — are ignored.
  * Status-only updates — including homeostat's own status writes — and resourceVersion-only churn are
  * ignored. Kinds without `metadata.generation` (ConfigMap, Secret) change when anything outside
- * `metadata` and `status` changes. Owned children map to their owners through ownerReferences.
+ * `metadata` and `status` changes, or, watched as metadata only, when their resourceVersion does. Owned children map to their owners through ownerReferences.
  */
 import type { ObjectRef } from '../core/definitions';
 import { statusAnnotations } from '../core/status';
@@ -57,6 +57,9 @@ export function relevantChange(resource: WatchedResource, before: KubeObject, af
   if (a.uid !== b.uid) return 'uid';
   if (a.generation !== undefined || b.generation !== undefined) {
     if (a.generation !== b.generation) return 'generation';
+  } else if (resource.metadataOnly) {
+    // No content to compare (PartialObjectMetadata): a new resourceVersion is the change.
+    if (a.resourceVersion !== b.resourceVersion) return 'resourceVersion';
   } else if (content(before) !== content(after)) {
     return 'content';
   }

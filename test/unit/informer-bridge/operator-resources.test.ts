@@ -40,7 +40,7 @@ const cluster = [
 ];
 
 describe('watched resources of an operator, from discovery', () => {
-  it('given the built-in operator, each kind is watched once; Secret is both owned and referenced by PostgresDatabase, so watched in full', async () => {
+  it('given the built-in operator, each kind is watched once; Secret, owned and referenced by PostgresDatabase, is watched as metadata only', async () => {
     const resources = await watchedResourcesFor(builtinOperator, served(cluster));
     const byKind = Object.fromEntries(resources.map((x) => [x.kind, x]));
     expect(Object.keys(byKind).sort()).toEqual([
@@ -63,7 +63,8 @@ describe('watched resources of an operator, from discovery', () => {
       owners: [{ group: 'homeostat.dev', kind: 'PostgresDatabase' }],
       referrers: [{ group: 'homeostat.dev', kind: 'PostgresDatabase' }],
     });
-    expect(byKind.Secret!.metadataOnly).toBeUndefined();
+    expect(byKind.Secret!.metadataOnly).toBe(true);
+    expect(byKind.ConfigMap!.metadataOnly).toBeUndefined(); // owned only: content compared
     expect(byKind.App).toEqual({
       group: 'homeostat.dev',
       version: 'v1alpha1',

@@ -128,6 +128,20 @@ describe('references: the index from referenced objects to their referrers', () 
   });
 });
 
+describe('predicates on kinds watched as metadata only', () => {
+  const ownedSecrets: WatchedResource = { ...secrets, owners: [{ group: 'homeostat.dev', kind: 'PostgresDatabase' }] };
+  const meta = (resourceVersion: string, labels: Record<string, string> = {}): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'ranch-connection', namespace: 'pony-prod', uid: 's1', resourceVersion, labels },
+  });
+
+  it('given a generation-less kind without content to compare, a new resourceVersion is the change; the same one is none', () => {
+    expect(relevantChange(ownedSecrets, meta('1'), meta('2'))).toBe('resourceVersion');
+    expect(relevantChange(ownedSecrets, meta('1'), meta('1'))).toBeUndefined();
+  });
+});
+
 describe('predicates on kinds homeostat reports through annotations', () => {
   const namespaces: WatchedResource = {
     group: '',
