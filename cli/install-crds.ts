@@ -29,10 +29,12 @@ export async function installOperatorCrds(
 ): Promise<string[]> {
   const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
   const apiext = kc.makeApiClient(k8s.ApiextensionsV1Api);
-  // A JSON round trip leaves plain data (no undefined members) for the apply body.
-  const crds = Object.values(operatorCrds(operator)).map((c) => JSON.parse(JSON.stringify(c)) as k8s.KubernetesObject);
+  // The client serializes a CRD through its typed model, which knows `x-kubernetes-validations` and
+  // `default` only under their TypeScript names (`xKubernetesValidations`, `_default`): loading the
+  // generated CRD as YAML renames them, so the apply keeps them.
+  const crds = Object.values(operatorCrds(operator)).map((c) => k8s.loadYaml<k8s.KubernetesObject>(JSON.stringify(c)));
+  const fieldManager = options.fieldManager ?? 'homeostat';
   for (const crd of crds) {
-    const fieldManager = options.fieldManager ?? 'homeostat';
     await objects.patch(crd, undefined, undefined, fieldManager, true, k8s.PatchStrategy.ServerSideApply);
   }
   const names = crds.map((c) => c.metadata?.name ?? '');

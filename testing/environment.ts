@@ -16,7 +16,12 @@ import { assertOperator, type Operator } from '../core/operator';
 import { cleanupStaleStacks, Stack, startStack, type StackEndpoints } from '../devstack';
 import { Bridge } from '../informer-bridge/bridge';
 import { watchedResourcesFor } from '../informer-bridge/operator-resources';
-import { bundleObjectWorkflows, createHomeostatWorker, packagedWorkflowBundle } from '../workers/create-worker';
+import {
+  bundleObjectWorkflows,
+  createHomeostatWorker,
+  installRuntime,
+  packagedWorkflowBundle,
+} from '../workers/create-worker';
 import { conditionsOf, describeStatus, waitFor, type WaitOptions, type WithStatus } from './wait';
 
 /** Names an object: its apiVersion, kind, name and (for a namespaced kind) namespace. A whole object will do. */
@@ -83,7 +88,12 @@ export interface TestEnvironment {
   readonly taskQueue: string;
   /** The logger of the worker and the bridge. */
   readonly log: Logger;
-  /** Server-side applies an object (field manager `homeostat-testing`, forced) and returns it as stored. */
+  /**
+   * Server-side applies an object (field manager `homeostat-testing`, forced) and returns it as stored.
+   * Objects of the kinds `@kubernetes/client-node` models are written through its models, as a step's
+   * `children.apply` is: use their field names (`V1LimitRange`'s `_default`), or load YAML with the
+   * client's `loadYaml`, which renames them.
+   */
   apply<T extends k8s.KubernetesObject>(object: T): Promise<T>;
   /** Reads an object; `undefined` when it does not exist. */
   get<T extends k8s.KubernetesObject = WithStatus>(ref: ObjectReference): Promise<T | undefined>;
@@ -223,6 +233,8 @@ export async function startTestEnvironment(options: TestEnvironmentOptions): Pro
     teardown.add('the Temporal client', () => connection.close());
     const temporal = new Client({ connection, namespace: endpoints.temporalNamespace });
 
+    // Before the first native connection, which would install a Runtime that logs to the console.
+    installRuntime(log.child({ component: 'worker' }));
     const workerConnection = await NativeConnection.connect({ address: endpoints.temporalAddress });
     teardown.add("the worker's connection", () => workerConnection.close());
     const packaged = packagedWorkflowBundle();
@@ -230,7 +242,7 @@ export async function startTestEnvironment(options: TestEnvironmentOptions): Pro
       connection: workerConnection,
       namespace: endpoints.temporalNamespace,
       taskQueue,
-      workflowBundle: packaged ? { codePath: packaged } : await bundleObjectWorkflows(),
+      workflowBundle: packaged ? { codePath: packaged } : await bundleObjectWorkflows(undefined, log),
       operator,
       kc,
       logger: log.child({ component: 'worker' }),
