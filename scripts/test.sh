@@ -16,6 +16,8 @@ npm run -s bundle
 step "generated CRDs are current"
 npm run -s crds -- --check
 echo "deploy/crds up to date"
+step "API reference is current (docs/api from the TSDoc of the public entry points)"
+npm run -s docs:api -- --check
 step "tests (unit and integration, against real servers)"
 mkdir -p test-artifacts
 status=0
