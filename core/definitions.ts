@@ -123,6 +123,8 @@ export interface CarriedState {
   readonly runs: number;
   /** The generation found invalid, so that requests for it do not retry (until the spec changes). */
   readonly invalidGeneration?: number;
+  /** Why {@link invalidGeneration} is blocked. @default 'invalid' */
+  readonly blockedBy?: 'invalid' | 'terminal';
   /** The last pass outcome, so `state` stays meaningful after continue-as-new. */
   readonly lastOutcome?: PassOutcome;
   /** The requeue or drift timer that was armed, re-armed by the next run (epoch milliseconds). */

@@ -116,6 +116,11 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     let passes = carried?.passes ?? 0;
     let passesThisRun = 0;
     let blockedGeneration = carried?.invalidGeneration;
+    /**
+     * Why the generation is blocked: an invalid spec only a spec change can fix, or a terminal step
+     * failure, which a change of a referenced object (a Secret the step read) may fix as well.
+     */
+    let blockedBy: 'invalid' | 'terminal' = carried?.blockedBy ?? 'invalid';
     let lastOutcome = carried?.lastOutcome;
     let phase: Phase = lastOutcome?.phase ?? 'Pending';
     let conditions: readonly ConditionSpec[] = [];
@@ -482,6 +487,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         currentGeneration = snapshot.generation;
         lastError = failure.message ?? 'invalid spec';
         blockedGeneration = snapshot.generation;
+        blockedBy = 'invalid';
         steps = {};
         await writeStatusIfChanged(
           snapshot.uid,
@@ -548,7 +554,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       const result = await runSteps(observedPlan, observedPlan.steps, obs);
       if (result.superseded) return outcome('superseded', obs.generation);
       if (result.failed) {
-        if (result.failed.terminal) blockedGeneration = obs.generation;
+        if (result.failed.terminal) {
+          blockedGeneration = obs.generation;
+          blockedBy = 'terminal';
+        }
         await writeStatusIfChanged(
           obs.uid,
           desiredStatus({
@@ -626,7 +635,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         blockedGeneration !== undefined &&
         request.uid === uid &&
         request.generation <= blockedGeneration &&
-        request.reason !== 'deleted'
+        request.reason !== 'deleted' &&
+        !(request.reason === 'referenced-changed' && blockedBy === 'terminal')
       ) {
         // Invalid spec or terminal failure: no retries until the spec changes.
         continue;
@@ -699,7 +709,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
             ...(uid !== undefined ? { uid } : {}),
             passes,
             runs: run,
-            ...(blockedGeneration !== undefined ? { invalidGeneration: blockedGeneration } : {}),
+            ...(blockedGeneration !== undefined ? { invalidGeneration: blockedGeneration, blockedBy } : {}),
             lastOutcome: result,
             ...timerToCarry(),
           },

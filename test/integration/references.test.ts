@@ -127,6 +127,51 @@ describe('referenced objects: the built-in PostgresDatabase and its server Secre
     );
     expect(cachedSecrets.filter((s) => 'data' in s || 'stringData' in s)).toEqual([]);
   }, 180_000);
+
+  it('given a terminal failure caused by its server Secret (not a URL), fixing the Secret alone heals it: no spec change', async () => {
+    const name = `broken-${randomSuffix()}`;
+    const database = `refs_${randomSuffix()}`;
+    const serverSecret = `pg-admin-${randomSuffix()}`;
+    await t.core.createNamespacedSecret({
+      namespace: t.namespace,
+      body: { metadata: { name: serverSecret }, stringData: { url: 'not a url at all' } },
+    });
+    await t.custom.createNamespacedCustomObject({
+      group: 'homeostat.dev',
+      version: 'v1alpha1',
+      namespace: t.namespace,
+      plural: 'postgresdatabases',
+      body: {
+        apiVersion: 'homeostat.dev/v1alpha1',
+        kind: 'PostgresDatabase',
+        metadata: { name },
+        spec: { serverSecretRef: { name: serverSecret }, databaseName: database, ownerRole: database },
+      },
+    });
+    const handle = t.temporal.workflow.getHandle(
+      workflowIdFor({ group: 'homeostat.dev', kind: 'PostgresDatabase', namespace: t.namespace, name }),
+    );
+    const failed = await until('a terminal failure', async () => {
+      const s = await handle.query(stateQuery);
+      return !s.reconciling && s.lastOutcome?.result === 'degraded' && /is not a URL/.test(s.lastError ?? '')
+        ? s
+        : undefined;
+    });
+    expect(failed.observedGeneration).toBe(1);
+    await t.core.patchNamespacedSecret(
+      { name: serverSecret, namespace: t.namespace, body: { stringData: { url: t.endpoints.postgresUrl } } },
+      mergePatch,
+    );
+    const healed = await until(
+      'Ready after the Secret was fixed',
+      async () => {
+        const s = await handle.query(stateQuery);
+        return s.lastOutcome?.result === 'ready' ? s : undefined;
+      },
+      60_000,
+    );
+    expect(healed.observedGeneration).toBe(1);
+  }, 150_000);
 });
 
 // A team's operator: each Reader copies the Secret it names (spec.secretName) into a ConfigMap it owns.
