@@ -499,7 +499,8 @@ export function customResourceDefinition(
 export function operatorCrds(operator: Operator): Record<string, Json> {
   const out: Record<string, Json> = {};
   for (const r of operator.reconcilers) {
-    if (r.crd === false) continue;
+    // A core kind (Namespace, ConfigMap) is Kubernetes' own: there is no CRD to generate.
+    if (r.crd === false || r.plan.group === '') continue;
     out[`${r.plan.plural}.${r.plan.group}.yaml`] = customResourceDefinition(r.plan, r.schema, r.crd ?? {});
   }
   return out;
