@@ -22,7 +22,7 @@ const bannedInWorkflows = {
 // only the public authoring entry; devstack stands alone.
 const folders = [
   'core', 'config', 'workflows', 'activities', 'informer-bridge', 'reconcilers',
-  'workers', 'api', 'cli', 'runtime', 'builtin', 'testing', 'devstack', 'scripts',
+  'workers', 'api', 'cli', 'runtime', 'builtin', 'testing', 'devstack', 'scripts', 'templates',
 ];
 const mayImport = {
   core: [],
@@ -33,11 +33,13 @@ const mayImport = {
   reconcilers: ['core'],
   workers: ['core', 'config', 'activities', 'workflows'],
   api: ['core', 'config'],
-  cli: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'builtin', 'devstack'],
+  cli: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'builtin', 'devstack', 'templates'],
   runtime: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'cli'],
   builtin: ['reconcilers'],
   testing: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'cli', 'runtime', 'devstack'],
   devstack: [],
+  // The sample project `homeostat init` copies: public entry points only (checked below).
+  templates: ['reconcilers', 'testing'],
   scripts: folders.filter((f) => f !== 'scripts'),
 };
 const layerZones = Object.entries(mayImport).filter(([t, a]) => folders.some((f) => f !== t && !a.includes(f))).map(([target, allowed]) => ({
@@ -94,6 +96,24 @@ export default tseslint.config(
             {
               regex: '^(\\.\\./)+reconcilers/',
               message: 'No deep imports: use the public authoring entry (../reconcilers, i.e. homeostat).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The scaffold's sample imports homeostat only as a user does: its imports of ../../../reconcilers
+    // and ../../../testing become 'homeostat' and 'homeostat/testing' in the scaffolded project.
+    files: ['templates/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(?!\\.\\./\\.\\./(reconcilers|testing)$)',
+              message: 'The sample project imports only the public entries (../../../reconcilers, ../../../testing).',
             },
           ],
         },

@@ -149,9 +149,19 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
     .command('init <dir>')
     .description('scaffold a new operator project (a Tenant reconciler, its CRD, tests on the real local stack)')
     .option('--name <name>', 'the project and operator name (default: the folder name)')
-    .action(async (dir: string, opts: { name?: string }) => {
+    .option(
+      '--homeostat <spec>',
+      'the project’s homeostat dependency: a version range or an npm pack tarball (default $HOMEOSTAT_INIT_DEPENDENCY or ^ this version)',
+    )
+    .action(async (dir: string, opts: { name?: string; homeostat?: string }) => {
       const { scaffold } = require('./init') as { scaffold: typeof scaffoldFn };
-      await scaffold({ dir, ...(opts.name ? { name: opts.name } : {}), log: (l) => process.stdout.write(`${l}\n`) });
+      const homeostat = opts.homeostat ?? process.env.HOMEOSTAT_INIT_DEPENDENCY;
+      await scaffold({
+        dir,
+        ...(opts.name !== undefined ? { name: opts.name } : {}),
+        ...(homeostat !== undefined ? { homeostat } : {}),
+        log: (l) => process.stdout.write(`${l}\n`),
+      });
     });
   /* eslint-enable @typescript-eslint/no-require-imports */
 

@@ -1,0 +1,253 @@
+/**
+ * `Tenant` (platform.example.com/v1alpha1, cluster-scoped): one team's home on the cluster. For each
+ * Tenant homeostat keeps a Namespace named after it, and in it a ResourceQuota, a LimitRange, a
+ * RoleBinding that gives the team's group the `edit` ClusterRole, and a NetworkPolicy that denies
+ * ingress from outside by default. A child deleted or edited by hand is put back.
+ *
+ * Deleting a Tenant runs the cleanup steps, which delete the children explicitly (a cluster's garbage
+ * collector would also remove them through their ownerReferences, but homeostat's local test stack
+ * has none) — only children this Tenant controls: a Namespace that already existed is never adopted,
+ * and never deleted.
+ */
+import type {
+  KubernetesObject,
+  V1LimitRange,
+  V1Namespace,
+  V1NetworkPolicy,
+  V1ResourceQuota,
+  V1RoleBinding,
+} from '@kubernetes/client-node';
+import { z } from 'zod';
+import {
+  celRule,
+  definePlan,
+  defineReconciler,
+  terminal,
+  type ChildClient,
+  type ObjectIdentity,
+} from '../../../reconcilers';
+
+/** A Kubernetes quantity such as `500m`, `2` or `4Gi`. */
+const quantity = z
+  .string()
+  .max(32)
+  .regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, 'a quantity such as 500m, 2 or 4Gi');
+
+const defaultQuota = { cpu: '4', memory: '8Gi', pods: 20 };
+const defaultLimits = { cpu: '500m', memory: '512Mi', requestCpu: '100m', requestMemory: '128Mi' };
+
+/** The spec of a `Tenant`. */
+export const tenantSpec = z.object({
+  /** The team's group (as your identity provider names it): gets `edit` in the Tenant's Namespace. */
+  group: celRule(
+    z.string().min(1).max(253),
+    // system: groups are Kubernetes' own (system:authenticated is everyone): never a team.
+    { rule: "!self.startsWith('system:')", message: 'group must not be a system: group' },
+    (group) => !group.startsWith('system:'),
+  ),
+  /** What the whole Namespace may request (a ResourceQuota). */
+  quota: z
+    .object({
+      cpu: quantity.default(defaultQuota.cpu),
+      memory: quantity.default(defaultQuota.memory),
+      pods: z.number().int().min(0).max(10_000).default(defaultQuota.pods),
+    })
+    .default(defaultQuota),
+  /** Defaults for containers that state no requests or limits (a LimitRange). */
+  limits: z
+    .object({
+      cpu: quantity.default(defaultLimits.cpu),
+      memory: quantity.default(defaultLimits.memory),
+      requestCpu: quantity.default(defaultLimits.requestCpu),
+      requestMemory: quantity.default(defaultLimits.requestMemory),
+    })
+    .default(defaultLimits),
+});
+
+/** A parsed `Tenant` spec. */
+export type TenantSpec = z.output<typeof tenantSpec>;
+
+/** The plan: the Namespace first, then the four objects in it, in parallel. */
+export const tenantPlan = definePlan({
+  group: 'platform.example.com',
+  version: 'v1alpha1',
+  kind: 'Tenant',
+  plural: 'tenants',
+  scope: 'Cluster',
+  owns: [
+    { apiVersion: 'v1', kind: 'Namespace' },
+    { apiVersion: 'v1', kind: 'ResourceQuota' },
+    { apiVersion: 'v1', kind: 'LimitRange' },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding' },
+    { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
+  ],
+  steps: [
+    { name: 'namespace', summary: 'apply the Namespace' },
+    { name: 'quota', dependsOn: ['namespace'], summary: 'apply the ResourceQuota' },
+    { name: 'limits', dependsOn: ['namespace'], summary: 'apply the LimitRange' },
+    { name: 'access', dependsOn: ['namespace'], summary: "bind the team's group to edit" },
+    { name: 'network', dependsOn: ['namespace'], summary: 'apply the default-deny NetworkPolicy' },
+  ],
+  cleanup: [
+    { name: 'remove-children', summary: 'delete the quota, limits, binding and policy' },
+    { name: 'remove-namespace', dependsOn: ['remove-children'], summary: 'delete the Namespace' },
+  ],
+  driftCheckInterval: '10 minutes',
+});
+
+/** The label every child carries: which Tenant it belongs to. */
+export const tenantLabel = 'platform.example.com/tenant';
+
+type Child = Pick<KubernetesObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } };
+
+/** References to a Tenant's children: its Namespace and the four objects in it. */
+export function childrenOf(tenant: string) {
+  const inNamespace = (apiVersion: string, kind: string, name: string): Child => ({
+    apiVersion,
+    kind,
+    metadata: { name, namespace: tenant },
+  });
+  return {
+    namespace: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: tenant } } satisfies Child,
+    quota: inNamespace('v1', 'ResourceQuota', 'tenant-quota'),
+    limits: inNamespace('v1', 'LimitRange', 'tenant-limits'),
+    access: inNamespace('rbac.authorization.k8s.io/v1', 'RoleBinding', 'tenant-edit'),
+    network: inNamespace('networking.k8s.io/v1', 'NetworkPolicy', 'default-deny-ingress'),
+  };
+}
+
+/** Whether this Tenant is the controller of an object (its ownerReference, with the same UID). */
+const controls = (object: ObjectIdentity, child: KubernetesObject | undefined): boolean =>
+  child?.metadata?.ownerReferences?.some((r) => r.controller && r.uid === object.uid) ?? false;
+
+/** Deletes a child only when this Tenant controls it; returns whether it did. */
+async function deleteOwned(children: ChildClient, object: ObjectIdentity, child: Child): Promise<boolean> {
+  if (!controls(object, await children.read(child))) return false;
+  await children.delete(child);
+  return true;
+}
+
+const labels = (object: ObjectIdentity): Record<string, string> => ({
+  [tenantLabel]: object.name,
+  'app.kubernetes.io/managed-by': 'homeostat',
+});
+
+/** The `Tenant` reconciler. */
+export const tenant = defineReconciler({
+  plan: tenantPlan,
+  schema: tenantSpec,
+  crd: {
+    shortNames: ['tnt'],
+    columns: [
+      { name: 'Group', type: 'string', jsonPath: '.spec.group' },
+      { name: 'CPU', type: 'string', jsonPath: '.spec.quota.cpu', priority: 1 },
+      { name: 'Memory', type: 'string', jsonPath: '.spec.quota.memory', priority: 1 },
+    ],
+  },
+  steps: {
+    async namespace({ object, children }) {
+      const name = object.name;
+      if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name)) {
+        throw terminal(new Error(`Tenant name ${name} is not a valid Namespace name (a DNS label of 63 characters)`));
+      }
+      const existing = await children.read<V1Namespace>({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      if (existing?.metadata?.deletionTimestamp) {
+        throw new Error(`Namespace ${name} is still being deleted`); // retried with backoff until it is gone
+      }
+      if (existing && !controls(object, existing)) {
+        // Refuse, don't adopt: a Namespace that someone else made stays theirs.
+        throw terminal(new Error(`Namespace ${name} already exists and does not belong to this Tenant`));
+      }
+      await children.apply<V1Namespace>({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: {
+          name,
+          labels: { ...labels(object), 'pod-security.kubernetes.io/enforce': 'baseline' },
+        },
+      });
+      return { outputs: { namespace: name }, message: `Namespace ${name}` };
+    },
+
+    async quota({ object, spec, results, children }) {
+      const namespace = String(results.namespace?.namespace);
+      const { cpu, memory, pods } = spec.quota;
+      await children.apply<V1ResourceQuota>({
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: { ...childrenOf(object.name).quota.metadata, namespace, labels: labels(object) },
+        spec: {
+          hard: {
+            'requests.cpu': cpu,
+            'limits.cpu': cpu,
+            'requests.memory': memory,
+            'limits.memory': memory,
+            pods: String(pods),
+          },
+        },
+      });
+      return { message: `quota ${cpu} CPU, ${memory}, ${pods} pods` };
+    },
+
+    async limits({ object, spec, results, children }) {
+      const namespace = String(results.namespace?.namespace);
+      const { cpu, memory, requestCpu, requestMemory } = spec.limits;
+      await children.apply<V1LimitRange>({
+        apiVersion: 'v1',
+        kind: 'LimitRange',
+        metadata: { ...childrenOf(object.name).limits.metadata, namespace, labels: labels(object) },
+        spec: {
+          limits: [
+            {
+              type: 'Container',
+              _default: { cpu, memory },
+              defaultRequest: { cpu: requestCpu, memory: requestMemory },
+            },
+          ],
+        },
+      });
+      return { message: `container defaults ${cpu} CPU, ${memory}` };
+    },
+
+    async access({ object, spec, results, children }) {
+      const namespace = String(results.namespace?.namespace);
+      await children.apply<V1RoleBinding>({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { ...childrenOf(object.name).access.metadata, namespace, labels: labels(object) },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: spec.group }],
+      });
+      return { message: `group ${spec.group} can edit ${namespace}` };
+    },
+
+    async network({ object, results, children }) {
+      const namespace = String(results.namespace?.namespace);
+      await children.apply<V1NetworkPolicy>({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { ...childrenOf(object.name).network.metadata, namespace, labels: labels(object) },
+        // Every pod selected, no ingress rule: nothing may connect in until the team allows it.
+        spec: { podSelector: {}, policyTypes: ['Ingress'] },
+      });
+      return { message: 'ingress denied by default' };
+    },
+  },
+  cleanup: {
+    async 'remove-children'({ object, children }) {
+      const { namespace: _namespace, ...inside } = childrenOf(object.name);
+      const deleted = [];
+      for (const child of Object.values(inside)) {
+        if (await deleteOwned(children, object, child)) deleted.push(child.kind);
+      }
+      return { message: deleted.length ? `deleted ${deleted.join(', ')}` : 'nothing of this Tenant left' };
+    },
+
+    async 'remove-namespace'({ object, children }) {
+      const deleted = await deleteOwned(children, object, childrenOf(object.name).namespace);
+      return {
+        message: deleted ? `Namespace ${object.name} deleted` : `Namespace ${object.name} left alone (not ours)`,
+      };
+    },
+  },
+});
