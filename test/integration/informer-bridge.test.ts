@@ -6,15 +6,15 @@
 import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import { Bridge, type WatchedResource } from '../../informer-bridge';
-import { staticSummaryFor, workflowIdFor } from '../../core/definitions';
+import { type ReconcileRequest, staticSummaryFor, workflowIdFor } from '../../core/definitions';
 import { randomSuffix, useStack } from '../support/harness';
 import {
   createWidgetCrd,
   ownedConfigMaps,
   received,
-  sleep,
   spawnBridge,
   startRecorder,
+  staysFalse,
   waitFor,
   Widgets,
   workflowExists,
@@ -82,20 +82,31 @@ describe('informer bridge: watch events become Temporal signals', () => {
     try {
       await waitFor(() => bridge.ready, 20_000);
       const ref = widgets.ref('w1');
-      const reasons = async (n: number) => {
-        const got = await waitFor(async () => {
-          const r = await received(t.temporal, ref);
-          return r.length >= n ? r : undefined;
-        }, 20_000);
-        return got ?? (await received(t.temporal, ref));
-      };
-      // Waits until the bridge has processed the change at `rv` and has nothing left to deliver.
-      const settled = async (rv: string | undefined) => {
+      let last: ReconcileRequest[] = [];
+      const reasons = (n: number) =>
+        waitFor(
+          async () => {
+            last = await received(t.temporal, ref);
+            return last.length >= n ? last : undefined;
+          },
+          20_000,
+          200,
+          () => `${n} signals (got ${JSON.stringify(last.map((r) => r.reason))})`,
+        );
+      // The bridge has processed the change at `rv` and has nothing left to deliver (throws when it has
+      // not within 10 s), and then no further signal arrives for a second: the change sent none.
+      const noSignalFor = async (rv: string | undefined, expected: number) => {
         await waitFor(
           () =>
             bridge.cacheOf(group, 'Widget')?.get(`${ns}/w1`)?.metadata.resourceVersion === rv && bridge.dirtyKeys === 0,
           10_000,
           50,
+          `the bridge to process resourceVersion ${rv}`,
+        );
+        await staysFalse(
+          async () => (await received(t.temporal, ref)).length !== expected,
+          1000,
+          `a signal beyond the ${expected} expected`,
         );
       };
 
@@ -111,11 +122,10 @@ describe('informer bridge: watch events become Temporal signals', () => {
 
       // Status only (what homeostat's own status write looks like): no signal.
       const statusWritten = await widgets.patchStatus('w1', { observedGeneration: 2, phase: 'Ready' });
-      await settled(statusWritten.metadata.resourceVersion);
+      await noSignalFor(statusWritten.metadata.resourceVersion, 2);
       // An undeclared label: no signal. A declared one (homeostat.dev/tier): a signal.
       const labelled = await widgets.patch('w1', { metadata: { labels: { unrelated: 'x' } } });
-      await settled(labelled.metadata.resourceVersion);
-      expect(await received(t.temporal, ref)).toHaveLength(2);
+      await noSignalFor(labelled.metadata.resourceVersion, 2);
 
       await widgets.patch('w1', { metadata: { labels: { 'homeostat.dev/tier': 'gold' } } });
       expect(await reasons(3)).toHaveLength(3);
@@ -124,8 +134,7 @@ describe('informer bridge: watch events become Temporal signals', () => {
       const finalized = await widgets.patch('w1', {
         metadata: { finalizers: ['homeostat.dev/finalizer', 'other.dev/hold'] },
       });
-      await settled(finalized.metadata.resourceVersion);
-      expect(await received(t.temporal, ref)).toHaveLength(3);
+      await noSignalFor(finalized.metadata.resourceVersion, 3);
       // A finalizer removed from a live object: a signal.
       await widgets.patch('w1', { metadata: { finalizers: ['homeostat.dev/finalizer'] } });
       expect(await reasons(4)).toHaveLength(4);
@@ -135,8 +144,7 @@ describe('informer bridge: watch events become Temporal signals', () => {
 
       await widgets.patch('w1', { metadata: { finalizers: null } }); // finalizer removed: the object goes
       const all = await reasons(6);
-      await sleep(500);
-      expect(await received(t.temporal, ref)).toHaveLength(6);
+      await staysFalse(async () => (await received(t.temporal, ref)).length !== 6, 1000, 'a seventh signal');
       expect(all.map((r) => [r.reason, r.generation])).toEqual([
         ['added', 1],
         ['updated', 2],
@@ -171,9 +179,8 @@ describe('informer bridge: watch events become Temporal signals', () => {
     try {
       await waitFor(() => bridge.ready, 20_000);
       const ref = widgets.ref('parent');
-      const count = async (n: number) =>
-        (await waitFor(async () => ((await received(t.temporal, ref)).length >= n ? true : undefined), 20_000)) ??
-        false;
+      const count = (n: number) =>
+        waitFor(async () => (await received(t.temporal, ref)).length >= n, 20_000, 200, `${n} child-changed signals`);
       const ownerReferences = [
         { apiVersion: `${group}/v1`, kind: 'Widget', name: 'parent', uid: owner.metadata!.uid!, controller: true },
       ];
@@ -192,8 +199,13 @@ describe('informer bridge: watch events become Temporal signals', () => {
             annotated.metadata?.resourceVersion && bridge.dirtyKeys === 0,
         10_000,
         50,
+        'the bridge to process the annotation',
       );
-      expect(await received(t.temporal, ref)).toHaveLength(1);
+      await staysFalse(
+        async () => (await received(t.temporal, ref)).length !== 1,
+        1000,
+        'a signal for an annotation-only change',
+      );
       await t.core.patchNamespacedConfigMap(
         { name: 'parent-config', namespace: ns, body: { data: { a: '2' } } },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
@@ -236,15 +248,14 @@ describe('informer bridge: watch events become Temporal signals', () => {
         const r = await received(t.temporal, ref);
         return r.at(-1)?.generation === 1001 && bridge.dirtyKeys === 0 ? r : undefined;
       }, 30_000);
-      expect(got).toBeDefined();
-      const updates = got!.length - 1; // the first signal was the create
+      const updates = got.length - 1; // the first signal was the create
       process.stderr.write(
         `[figures] storm: 1000 spec updates in ${updateSeconds.toFixed(1)}s -> ${updates} signals ` +
           `(${(updates / 1000).toFixed(3)} signals per update), merged ${(await bridge.metrics.signalsMerged.get()).values[0]?.value}\n`,
       );
       expect(updates).toBeLessThan(100);
-      expect(got!.at(-1)!.reason).toBe('updated');
-      const generations = got!.map((r) => r.generation);
+      expect(got.at(-1)!.reason).toBe('updated');
+      const generations = got.map((r) => r.generation);
       expect([...generations].sort((a, b) => a - b)).toEqual(generations); // never goes back
     } finally {
       await bridge.stop();
@@ -275,7 +286,13 @@ describe('informer bridge: watch events become Temporal signals', () => {
       const seen = async (name: string) => (await received(t.temporal, widgets.ref(name))).map((r) => r.reason);
       expect(await waitFor(async () => (await seen('new-a')).length === 1, 20_000)).toBe(true);
       expect(await waitFor(async () => (await seen('old-a')).length === 1, 20_000)).toBe(true);
-      await sleep(1000);
+      await staysFalse(
+        async () =>
+          (await seen('old-b')).length + (await seen('new-b')).length > 0 ||
+          (await seen('old-a')).length + (await seen('new-a')).length !== 2,
+        1000,
+        'a signal for an object outside the shard, or a second one inside it',
+      );
       expect(await seen('old-a')).toEqual(['resync']);
       expect(await seen('new-a')).toEqual(['added']);
       expect(await seen('old-b')).toEqual([]);
@@ -361,8 +378,11 @@ describe('informer bridge: watch events become Temporal signals', () => {
         expect(await bridge.metric('homeostat_bridge_cache_objects')).toBe(n);
         expect(bridge.lines.find((l) => l.includes('"msg":"listed"'))).toContain('"pages":2'); // 500 per page
         expect((await fetch(`http://127.0.0.1:${bridge.port}/healthz`)).status).toBe(200);
-        await sleep(1500);
-        expect(await bridge.metric('homeostat_bridge_signals_sent_total')).toBe(0);
+        await staysFalse(
+          async () => (await bridge.metric('homeostat_bridge_signals_sent_total')) > 0,
+          1500,
+          'a signal for a converged object',
+        );
         expect(await bridge.metric('homeostat_bridge_dirty_keys')).toBe(0);
         if (run === 0) {
           const bytes = await bridge.metric('homeostat_bridge_cache_bytes');
@@ -386,8 +406,8 @@ describe('informer bridge: watch events become Temporal signals', () => {
       const b = await spawnBridge(bridgeEnv(ns, { HOMEOSTAT_BRIDGE_IDENTITY: 'replica-b' }));
       children.push(b);
       expect(await waitFor(() => b.ready(), 20_000)).toBe(true);
-      await sleep(3000); // a few retry periods: b must stay a standby
-      expect(await b.metric('homeostat_bridge_is_leader')).toBe(0);
+      // A few retry periods: b must stay a standby all along.
+      await staysFalse(async () => (await b.metric('homeostat_bridge_is_leader')) !== 0, 3000, 'b leading', 250);
       expect(await a.metric('homeostat_bridge_is_leader')).toBe(1);
 
       await widgets.create('before', 1);

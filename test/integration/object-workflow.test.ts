@@ -148,7 +148,13 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       (await handle.fetchHistory()).events!.filter((e) => e.activityTaskScheduledEventAttributes).length;
     const before = await scheduled();
     for (let i = 0; i < 3; i++) await counters.request(obj, 'resync');
-    await new Promise((r) => setTimeout(r, 2000));
+    // The workflow has seen the three signals (a workflow task completed after the last one, or this
+    // throws after 30 s): only then does "no activity was scheduled" say anything.
+    await waitFor(async () => {
+      const events = (await handle.fetchHistory()).events!;
+      const lastSignal = events.findLastIndex((e) => e.workflowExecutionSignaledEventAttributes);
+      return events.slice(lastSignal + 1).some((e) => e.workflowTaskCompletedEventAttributes) || undefined;
+    });
     expect(await scheduled()).toBe(before);
     expect((await counters.state(name)).passes).toBe(state.passes);
     expect(await stepRuns(pool, obj.metadata.uid!)).toEqual([]);

@@ -14,15 +14,50 @@ import { type ObjectRef, type ReconcileRequest, workflowIdFor } from '../../core
 /** Resolves after `ms`. */
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `fn` until it returns a truthy value or `timeoutMs` passes; returns the last value. */
-export async function waitFor<T>(fn: () => Promise<T> | T, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+/**
+ * Polls `fn` until it returns a truthy value and returns that value; throws when `timeoutMs` passes
+ * first. A wait that ran out is a failure, never a quiet return: checks that follow one (often "no
+ * signal arrived") would otherwise pass without the awaited thing having happened.
+ */
+export async function waitFor<T>(
+  fn: () => Promise<T> | T,
+  timeoutMs = 30_000,
+  everyMs = 200,
+  what: string | (() => string) = 'the condition',
+): Promise<Exclude<T, false | 0 | '' | null | undefined>> {
   const deadline = Date.now() + timeoutMs;
   let value = await fn();
-  while (!value && Date.now() < deadline) {
+  while (!value) {
+    if (Date.now() >= deadline) {
+      const described = typeof what === 'function' ? what() : what;
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${described} (last value: ${JSON.stringify(value)})`,
+      );
+    }
     await sleep(everyMs);
     value = await fn();
   }
-  return value;
+  return value as Exclude<T, false | 0 | '' | null | undefined>;
+}
+
+/**
+ * Polls `fn` for `forMs` and throws as soon as it returns a truthy value: the negative check "this
+ * does not happen" held over a window, rather than sampled once. Run it after a positive wait that
+ * proves the cause was processed (a wait alone cannot tell "did not happen" from "not yet").
+ */
+export async function staysFalse(
+  fn: () => unknown,
+  forMs: number,
+  what = 'the condition',
+  everyMs = 100,
+): Promise<void> {
+  const until = Date.now() + forMs;
+  for (;;) {
+    const value = await fn();
+    if (value) throw new Error(`${what} became true (${JSON.stringify(value)}) within ${forMs} ms`);
+    if (Date.now() >= until) return;
+    await sleep(everyMs);
+  }
 }
 
 /** Creates a namespaced `Widget` CRD (with the status subresource) in `group` and waits until established. */
