@@ -1,5 +1,13 @@
 import type { ReconcileRequest } from '../../core/definitions';
-import { backoffMs, Coalescer, desiredStatus, detailsMarkdown, sameStatus } from '../../workflows/object-state';
+import {
+  backoffMs,
+  Coalescer,
+  desiredStatus,
+  detailsMarkdown,
+  sameRef,
+  sameStatus,
+  stepConditionType,
+} from '../../workflows/object-state';
 import { counterPlan } from '../fixtures/counter/plan';
 
 const ref = {
@@ -108,5 +116,171 @@ describe('object workflow state helpers', () => {
     expect(md).toContain('| publish | prepare | 🔁 retrying | 2 | a\\|b |');
     expect(md).toContain('| audit | — | ⏳ pending | 0 |  |');
     expect(md).toContain('Next retry at 2026-12-02T10:00:00.000Z');
+  });
+});
+
+// The status each phase writes is API surface (users and `kubectl wait --for=condition=Ready` read
+// it), so these pin every condition: type, status, reason, message and generation.
+describe('object workflow status decisions', () => {
+  const cond = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    reason,
+    message,
+    observedGeneration: 7,
+  });
+
+  it('given a Ready pass, it writes Ready, Progressing and Degraded, and one <Step>Ready condition per step', () => {
+    expect(
+      desiredStatus({
+        phase: 'Ready',
+        generation: 7,
+        succeeded: 2,
+        steps: [{ name: 'connection-secret', message: 'Secret pony-db applied' }, { name: 'role' }],
+      }),
+    ).toEqual({
+      observedGeneration: 7,
+      phase: 'Ready',
+      conditions: [
+        cond('Ready', 'True', 'Reconciled', 'All 2 steps succeeded'),
+        cond('Progressing', 'False', 'Reconciled', 'Reconcile finished'),
+        cond('Degraded', 'False', 'Reconciled', 'No step is failing'),
+        cond('ConnectionSecretReady', 'True', 'StepSucceeded', 'Secret pony-db applied'),
+        cond('RoleReady', 'True', 'StepSucceeded', 'succeeded'),
+      ],
+    });
+    expect(desiredStatus({ phase: 'Ready', generation: 7 }).conditions).toEqual([
+      cond('Ready', 'True', 'Reconciled', 'All 0 steps succeeded'),
+      cond('Progressing', 'False', 'Reconciled', 'Reconcile finished'),
+      cond('Degraded', 'False', 'Reconciled', 'No step is failing'),
+    ]);
+  });
+
+  it('given an invalid spec, nothing progresses until the spec is fixed and nothing is degraded', () => {
+    expect(desiredStatus({ phase: 'Invalid', generation: 7, message: 'spec.size: too big' }).conditions).toEqual([
+      cond('Ready', 'False', 'InvalidSpec', 'spec.size: too big'),
+      cond('Progressing', 'False', 'InvalidSpec', 'Waiting for the spec to be fixed'),
+      cond('Degraded', 'False', 'InvalidSpec', 'No step ran'),
+    ]);
+    expect(desiredStatus({ phase: 'Invalid', generation: 7 }).conditions[0]!.message).toBe('invalid spec');
+  });
+
+  it('given a failing step, Degraded names it; retried failures progress, terminal ones wait for the spec', () => {
+    expect(
+      desiredStatus({ phase: 'Degraded', generation: 7, failedStep: 'database', message: 'refused' }).conditions,
+    ).toEqual([
+      cond('Ready', 'False', 'StepFailed', 'database: refused'),
+      cond('Progressing', 'True', 'Retrying', 'Retrying database with backoff'),
+      cond('Degraded', 'True', 'StepFailed', 'database: refused'),
+    ]);
+    expect(
+      desiredStatus({ phase: 'Degraded', generation: 7, failedStep: 'database', message: 'no', terminal: true })
+        .conditions,
+    ).toEqual([
+      cond('Ready', 'False', 'TerminalStepError', 'database: no'),
+      cond('Progressing', 'False', 'TerminalStepError', 'Not retried until the spec changes'),
+      cond('Degraded', 'True', 'TerminalStepError', 'database: no'),
+    ]);
+    expect(desiredStatus({ phase: 'Degraded', generation: 7 }).conditions).toEqual([
+      cond('Ready', 'False', 'StepFailed', 'step: failed'),
+      cond('Progressing', 'True', 'Retrying', 'Retrying step with backoff'),
+      cond('Degraded', 'True', 'StepFailed', 'step: failed'),
+    ]);
+  });
+
+  it('given a deletion, cleanup progresses and the message says what it waits for', () => {
+    expect(desiredStatus({ phase: 'Deleting', generation: 7 })).toEqual({
+      observedGeneration: 7,
+      phase: 'Deleting',
+      conditions: [
+        cond('Ready', 'False', 'Deleting', 'The object is being deleted'),
+        cond('Progressing', 'True', 'Cleanup', 'Running cleanup steps'),
+        cond('Degraded', 'False', 'Deleting', 'Cleanup in progress'),
+      ],
+    });
+    expect(desiredStatus({ phase: 'Deleting', generation: 7, message: 'dropping database' }).conditions[2]).toEqual(
+      cond('Degraded', 'False', 'Deleting', 'dropping database'),
+    );
+  });
+
+  it('given Pending or Reconciling, the phase is the reason and the message defaults to it', () => {
+    expect(desiredStatus({ phase: 'Reconciling', generation: 7 })).toEqual({
+      observedGeneration: 7,
+      phase: 'Reconciling',
+      conditions: [
+        cond('Ready', 'False', 'Reconciling', 'Reconciling'),
+        cond('Progressing', 'True', 'Reconciling', 'Reconcile in progress'),
+        cond('Degraded', 'False', 'Reconciling', 'No step is failing'),
+      ],
+    });
+    expect(desiredStatus({ phase: 'Pending', generation: 7, message: 'waiting' }).conditions[0]).toEqual(
+      cond('Ready', 'False', 'Pending', 'waiting'),
+    );
+  });
+
+  it('given step names, the condition type is their PascalCase words and Ready', () => {
+    expect(stepConditionType('connection-secret')).toBe('ConnectionSecretReady');
+    expect(stepConditionType('role')).toBe('RoleReady');
+    expect(stepConditionType('a--b_c.d9')).toBe('ABCD9Ready');
+  });
+
+  it('given two refs, they name the same object only when group, kind, namespace, name and version all agree', () => {
+    const base = { group: 'g', version: 'v1', kind: 'K', namespace: 'ns', name: 'n' };
+    expect(sameRef(base, { ...base })).toBe(true);
+    for (const field of ['group', 'version', 'kind', 'namespace', 'name'] as const) {
+      expect(sameRef(base, { ...base, [field]: 'other' })).toBe(false);
+      expect(sameRef({ ...base, [field]: 'other' }, base)).toBe(false);
+    }
+    // A cluster-scoped object's namespace may be absent or empty.
+    expect(sameRef({ ...base, namespace: '' }, { ...base, namespace: undefined })).toBe(true);
+    expect(sameRef({ ...base, namespace: undefined }, { ...base, namespace: '' })).toBe(true);
+    expect(sameRef({ ...base, namespace: '' }, { ...base, namespace: 'x' })).toBe(false);
+  });
+
+  it('given no pending request, nothing supersedes a pass; a pending deletion of the same object does', () => {
+    const empty = new Coalescer();
+    expect(empty.peek()).toBeUndefined();
+    expect(empty.supersedes('u1', 1)).toBe(false);
+    const c = new Coalescer(req(3, { reason: 'deleted' }));
+    expect(c.peek()).toMatchObject({ generation: 3, reason: 'deleted' });
+    expect(c.supersedes('u1', 3)).toBe(true);
+    expect(new Coalescer(req(3, { reason: 'resync' })).supersedes('u1', 3)).toBe(false);
+  });
+
+  it('given retry settings without a coefficient, backoff doubles', () => {
+    expect([1, 2, 3].map((r) => backoffMs({ initialInterval: '1 second' }, r))).toEqual([1000, 2000, 4000]);
+    expect(backoffMs({ maximumInterval: '3 seconds' }, 4)).toBe(3000);
+    expect(backoffMs(undefined, 9)).toBe(256_000);
+    expect(backoffMs(undefined, 10)).toBe(300_000);
+  });
+
+  it('given a failed pass, the details show every status, the last error, and no generation or timer when unknown', () => {
+    const md = detailsMarkdown({
+      ref: { ...ref, namespace: undefined, kind: 'Widget', name: 'w' },
+      phase: 'Degraded',
+      pass: 1,
+      title: 'Cleanup',
+      plan: [{ name: 'a' }, { name: 'b', dependsOn: ['a', 'c'] }, { name: 'c' }, { name: 'd' }],
+      steps: {
+        a: { status: 'running', attempts: 0 },
+        b: { status: 'skipped', attempts: 0 },
+        c: { status: 'failed', attempts: 3, message: `line one\n  line|two ${'x'.repeat(300)}` },
+      },
+      lastError: 'c:   boom\n again',
+    });
+    expect(md.split('\n')).toEqual([
+      '**Widget w** — phase **Degraded**, pass 1',
+      '',
+      'Cleanup:',
+      '',
+      '| step | depends on | status | attempts | message |',
+      '| --- | --- | --- | --- | --- |',
+      '| a | — | ▶️ running | 0 |  |',
+      '| b | a, c | ⏭️ skipped | 0 |  |',
+      `| c | — | ❌ failed | 3 | ${`line one line\\|two ${'x'.repeat(300)}`.slice(0, 200)} |`,
+      '| d | — | ⏳ pending | 0 |  |',
+      '',
+      'Last error: c: boom again',
+    ]);
   });
 });
