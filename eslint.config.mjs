@@ -21,8 +21,21 @@ const bannedInWorkflows = {
 // edge parsing shared by processes); the runtime folders import those; the built-in operator imports
 // only the public authoring entry; devstack stands alone.
 const folders = [
-  'core', 'config', 'workflows', 'activities', 'informer-bridge', 'reconcilers',
-  'workers', 'api', 'cli', 'runtime', 'builtin', 'testing', 'devstack', 'scripts', 'templates',
+  'core',
+  'config',
+  'workflows',
+  'activities',
+  'informer-bridge',
+  'reconcilers',
+  'workers',
+  'api',
+  'cli',
+  'runtime',
+  'builtin',
+  'testing',
+  'devstack',
+  'scripts',
+  'templates',
 ];
 const mayImport = {
   core: [],
@@ -33,20 +46,46 @@ const mayImport = {
   reconcilers: ['core'],
   workers: ['core', 'config', 'activities', 'workflows'],
   api: ['core', 'config'],
-  cli: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'builtin', 'devstack', 'templates'],
+  cli: [
+    'core',
+    'config',
+    'activities',
+    'workflows',
+    'informer-bridge',
+    'reconcilers',
+    'workers',
+    'api',
+    'builtin',
+    'devstack',
+    'templates',
+  ],
   runtime: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'cli'],
   builtin: ['reconcilers'],
-  testing: ['core', 'config', 'activities', 'workflows', 'informer-bridge', 'reconcilers', 'workers', 'api', 'cli', 'runtime', 'devstack'],
+  testing: [
+    'core',
+    'config',
+    'activities',
+    'workflows',
+    'informer-bridge',
+    'reconcilers',
+    'workers',
+    'api',
+    'cli',
+    'runtime',
+    'devstack',
+  ],
   devstack: [],
   // The sample project `homeostat init` copies: public entry points only (checked below).
   templates: ['reconcilers', 'testing'],
   scripts: folders.filter((f) => f !== 'scripts'),
 };
-const layerZones = Object.entries(mayImport).filter(([t, a]) => folders.some((f) => f !== t && !a.includes(f))).map(([target, allowed]) => ({
-  target: `./${target}`,
-  from: folders.filter((f) => f !== target && !allowed.includes(f)).map((f) => `./${f}`),
-  message: `${target}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of homeostat'} (imports point one way, DESIGN.md)`,
-}));
+const layerZones = Object.entries(mayImport)
+  .filter(([t, a]) => folders.some((f) => f !== t && !a.includes(f)))
+  .map(([target, allowed]) => ({
+    target: `./${target}`,
+    from: folders.filter((f) => f !== target && !allowed.includes(f)).map((f) => `./${f}`),
+    message: `${target}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of homeostat'} (imports point one way, DESIGN.md)`,
+  }));
 
 export default tseslint.config(
   {

@@ -1,11 +1,4 @@
-import {
-  definePlan,
-  durationMs,
-  executionLayers,
-  PlanError,
-  runnableSteps,
-  stepActivityType,
-} from '../../core/plan';
+import { definePlan, durationMs, executionLayers, PlanError, runnableSteps, stepActivityType } from '../../core/plan';
 import { counterPlan } from '../fixtures/counter/plan';
 
 const base = { group: 'g.dev', version: 'v1', kind: 'Thing', plural: 'things', scope: 'Namespaced' } as const;
