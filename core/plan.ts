@@ -103,7 +103,7 @@ export function definePlan<const Name extends string, const P extends Reconciler
 export function durationMs(d: Duration | undefined, fallback: number): number {
   if (d === undefined) return fallback;
   if (typeof d === 'number') return d;
-  const m = /^\s*([\d.]+)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?)?\s*$/i.exec(d);
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?)?\s*$/i.exec(d);
   if (!m) throw new PlanError(`cannot parse duration ${d}`);
   const n = Number(m[1]);
   const unit = (m[2] ?? 'ms').toLowerCase();
