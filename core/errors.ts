@@ -72,7 +72,7 @@ export function isHomeostatError(err: unknown): err is HomeostatError {
     err !== null &&
     (err as { name?: unknown }).name === 'HomeostatError' &&
     typeof (err as { code?: unknown }).code === 'string' &&
-    (err as { code: string }).code in errorCatalog
+    Object.hasOwn(errorCatalog, (err as { code: string }).code)
   );
 }
 
