@@ -317,7 +317,8 @@ export async function scaffold(options: ScaffoldOptions): Promise<ScaffoldResult
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, text, { flag: 'wx' }); // never overwrite (a file appearing meanwhile fails the scaffold)
   }
-  const shown = relative(process.cwd(), dir) || '.';
+  const fromHere = relative(process.cwd(), dir);
+  const shown = fromHere === '' ? '.' : fromHere.startsWith('..') ? dir : fromHere;
   options.log(`${existed ? 'wrote' : 'created'} ${shown}: the ${name} operator (Tenant), ${files.size} files`);
   options.log('');
   options.log('next:');

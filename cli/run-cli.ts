@@ -6,6 +6,7 @@
  * embedded local stack; `init` scaffolds a new operator project; `reconcile`, `get` and `list` talk to
  * a running API.
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
@@ -40,8 +41,9 @@ export async function loadOperatorModule(specifier: string): Promise<Operator> {
   };
   let mod: Record<string, unknown>;
   try {
-    const url =
-      specifier.startsWith('.') || specifier.startsWith('/') ? pathToFileURL(resolve(specifier)).href : specifier;
+    // A path (`./x.js`, `/x.js`, or a file that exists, as in `--operator dist/operator.js`), else a package.
+    const isPath = specifier.startsWith('.') || specifier.startsWith('/') || existsSync(resolve(specifier));
+    const url = isPath ? pathToFileURL(resolve(specifier)).href : specifier;
     mod = (await import(url)) as Record<string, unknown>;
   } catch (err) {
     return fail([`cannot load the module: ${err instanceof Error ? err.message : String(err)}`]);

@@ -235,9 +235,9 @@ export const tenant = defineReconciler({
   },
   cleanup: {
     async 'remove-children'({ object, children }) {
-      const { namespace: _namespace, ...inside } = childrenOf(object.name);
+      const { quota, limits, access, network } = childrenOf(object.name);
       const deleted = [];
-      for (const child of Object.values(inside)) {
+      for (const child of [quota, limits, access, network]) {
         if (await deleteOwned(children, object, child)) deleted.push(child.kind);
       }
       return { message: deleted.length ? `deleted ${deleted.join(', ')}` : 'nothing of this Tenant left' };
