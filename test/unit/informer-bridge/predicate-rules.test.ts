@@ -123,7 +123,7 @@ describe('predicate rules at their edges', () => {
   });
 
   it('given the observed generation in the status annotation (kinds homeostat does not define), it is used over status', () => {
-    const annotated = (value: string, status?: object) =>
+    const annotated = (value: string, status?: KubeObject['status']) =>
       obj({ generation: 4, annotations: { 'homeostat.dev/observed-generation': value } }, status ? { status } : {});
     expect(isBehind(annotated('4'))).toBe(false);
     expect(isBehind(annotated('3', { observedGeneration: 4 }))).toBe(true);
