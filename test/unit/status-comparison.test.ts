@@ -1,0 +1,47 @@
+/**
+ * sameStatus decides whether the status write is skipped (a controller that rewrites an unchanged
+ * status spins): every owned field counts, condition order and transition times do not. Written for
+ * mutants of core/status.ts that survived (issue 17).
+ */
+import { sameStatus } from '../../core/status';
+import type { ObjectStatus } from '../../core/definitions';
+
+const ready = { type: 'Ready', status: 'True', reason: 'Reconciled', message: 'ok', observedGeneration: 2 } as const;
+const degraded = {
+  type: 'Degraded',
+  status: 'False',
+  reason: 'Reconciled',
+  message: 'none',
+  observedGeneration: 2,
+} as const;
+const status: ObjectStatus = { observedGeneration: 2, phase: 'Ready', conditions: [ready, degraded] };
+
+describe('status comparison', () => {
+  it('given the same status with conditions in another order or with other transition times, it is the same', () => {
+    expect(sameStatus(status, { ...status, conditions: [degraded, ready] })).toBe(true);
+    expect(
+      sameStatus(status, {
+        ...status,
+        conditions: [{ ...ready, lastTransitionTime: '2026-12-03T10:00:00Z' } as typeof ready, degraded],
+      }),
+    ).toBe(true);
+    expect(
+      sameStatus(
+        { observedGeneration: 1, phase: 'Pending' },
+        { observedGeneration: 1, phase: 'Pending', conditions: [] },
+      ),
+    ).toBe(true);
+  });
+
+  it('given any owned field changed, it differs', () => {
+    expect(sameStatus(status, { ...status, observedGeneration: 3 })).toBe(false);
+    expect(sameStatus(status, { ...status, phase: 'Degraded' })).toBe(false);
+    expect(sameStatus(status, { ...status, conditions: [ready] })).toBe(false);
+    expect(sameStatus({ ...status, conditions: [ready] }, status)).toBe(false);
+    expect(sameStatus(status, { ...status, conditions: undefined })).toBe(false);
+    for (const field of ['type', 'status', 'reason', 'message'] as const) {
+      expect(sameStatus(status, { ...status, conditions: [{ ...ready, [field]: 'Other' }, degraded] })).toBe(false);
+    }
+    expect(sameStatus(status, { ...status, conditions: [{ ...ready, observedGeneration: 1 }, degraded] })).toBe(false);
+  });
+});
