@@ -11,6 +11,8 @@ const { displayName: _unit, ...unit } = projects.find((p) => p.displayName === '
 module.exports = {
   ...unit,
   rootDir: '../..',
+  testSequencer: '<rootDir>/test/mutation/covering-files-sequencer.cjs',
+  watchman: false,
   testPathIgnorePatterns: [
     '/node_modules/',
     '/test/unit/replay\\.test\\.ts$',
