@@ -35,6 +35,9 @@ export default {
     'api/config.ts',
     'workers/config.ts',
   ],
+  // Every test that kills a mutant is recorded, not only the first (jest runs all selected tests
+  // anyway): the report then says which tests kill what, e.g. which mutants only newer tests kill.
+  disableBail: true,
   // Two cores shared with other work: one test process at a time.
   concurrency: 1,
   timeoutMS: 20_000,
