@@ -43,11 +43,19 @@ export default {
   timeoutMS: 20_000,
   incremental: true,
   incrementalFile: 'test/mutation/stryker-incremental.json',
-  reporters: ['clear-text', 'progress', 'json'],
-  jsonReporter: { fileName: 'test/mutation/mutation-report.json' },
+  // The incremental file is itself a complete JSON report: summarize.mjs writes report.md from it.
+  reporters: ['clear-text', 'progress'],
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
   // The sandbox copy leaves out what no unit test reads.
-  ignorePatterns: ['dist', 'test-artifacts', '.devstack', 'coverage', 'bench/results', 'test/mutation/*.json'],
+  ignorePatterns: [
+    'dist',
+    'test-artifacts',
+    '.devstack',
+    'coverage',
+    'bench/results',
+    'test/mutation/*.json',
+    'test/mutation/*.md',
+  ],
   // Outside the checkout: jest runs of others in this checkout would otherwise see the sandbox's copy.
   tempDirName: join(tmpdir(), 'homeostat-stryker'),
   cleanTempDir: true,
