@@ -8,10 +8,9 @@ import * as k8s from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
 import pino from 'pino';
 import { stateQuery, workflowIdFor } from '../../core/definitions';
-import { operatorCrds } from '../../reconcilers';
 import widgets from '../fixtures/operators/widgets';
 import { randomSuffix, useStack } from '../support/harness';
-import { type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
+import { installOperatorCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const group = 'widgets.example.com';
@@ -27,17 +26,7 @@ describe("a team's operator on the generic workflow", () => {
   let homeostat: InProcessHomeostat | undefined;
 
   beforeAll(async () => {
-    for (const crd of Object.values(operatorCrds(widgets))) {
-      await t.apiext
-        .createCustomResourceDefinition({ body: k8s.loadYaml<k8s.V1CustomResourceDefinition>(JSON.stringify(crd)) })
-        .catch((err: { code?: number }) => {
-          if (err.code !== 409) throw err;
-        });
-    }
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(200)) {
-      const crd = await t.apiext.readCustomResourceDefinition({ name: 'widgets.widgets.example.com' });
-      if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-    }
+    await installOperatorCrds(t, widgets);
     homeostat = await startInProcessHomeostat(t, {
       taskQueue: `widgets-${randomSuffix()}`,
       logger: pino({ level: 'warn' }),

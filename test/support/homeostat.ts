@@ -4,14 +4,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import * as k8s from '@kubernetes/client-node';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { Bridge } from '../../informer-bridge';
 import { builtinOperator } from '../../builtin';
 import type { Operator } from '../../core/operator';
-import { operatorCrds } from '../../reconcilers';
 import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
+import { installOperatorCrds as installCrds } from '../../cli/install-crds';
 import { bundleObjectWorkflows, createHomeostatWorker } from '../../workers/create-worker';
 import type { TestStack } from './harness';
 
@@ -24,24 +23,9 @@ export function installBuiltinCrds(t: TestStack): void {
   kubectl('wait', '--for=condition=Established', 'crd/apps.homeostat.dev', 'crd/postgresdatabases.homeostat.dev');
 }
 
-/** Creates an operator's generated CRDs (an existing one is kept) and waits until they are established. */
+/** Installs an operator's CRDs on the run's stack (server-side apply, waits until Established). */
 export async function installOperatorCrds(t: TestStack, operator: Operator): Promise<void> {
-  const crds = Object.values(operatorCrds(operator)) as { metadata: { name: string } }[];
-  for (const crd of crds) {
-    await t.apiext
-      .createCustomResourceDefinition({ body: k8s.loadYaml<k8s.V1CustomResourceDefinition>(JSON.stringify(crd)) })
-      .catch((err: { code?: number }) => {
-        if (err.code !== 409) throw err;
-      });
-  }
-  for (const { metadata } of crds) {
-    for (let established = false, deadline = Date.now() + 30_000; !established;) {
-      const crd = await t.apiext.readCustomResourceDefinition({ name: metadata.name });
-      established = crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-      if (!established && Date.now() > deadline) throw new Error(`CRD ${metadata.name} not established in 30 s`);
-      if (!established) await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await installCrds(t.kc, operator);
 }
 
 /** A worker with an operator (the built-in one by default), and a bridge scoped to the test's namespace when asked. */
