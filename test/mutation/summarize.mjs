@@ -24,6 +24,8 @@ const addedFor17 = [
   'predicate rules at their edges ',
   'status comparison ',
   'CRD generation at its edges ',
+  'delivery merging ',
+  'delivery to Temporal ',
 ];
 
 const testName = new Map();
