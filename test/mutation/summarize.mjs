@@ -26,6 +26,7 @@ const addedFor17 = [
   'CRD generation at its edges ',
   'delivery merging ',
   'delivery to Temporal ',
+  'configuration loaders ',
 ];
 
 const testName = new Map();

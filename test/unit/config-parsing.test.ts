@@ -8,10 +8,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { apiEnvSchema } from '../../api/config';
-import { ConfigError, describeIssues, parseEnv, resolveTemporal } from '../../config';
-import { parseBridgeConfig } from '../../informer-bridge/config';
-import { workerEnvSchema } from '../../workers/config';
+import { apiEnvSchema, loadApiConfig } from '../../api/config';
+import { ConfigError, describeIssues, loadEnvOrExit, parseEnv, resolveTemporal } from '../../config';
+import { loadBridgeConfig, parseBridgeConfig } from '../../informer-bridge/config';
+import { loadWorkerConfig, workerEnvSchema } from '../../workers/config';
 
 const home = { HOME: mkdtempSync(join(tmpdir(), 'homeostat-config-home-')) };
 const problemsOf = (fn: () => unknown): string[] => {
@@ -213,5 +213,23 @@ describe('configuration parsing', () => {
     expect(resolveTemporal({ ...home, XDG_CONFIG_HOME: dir, TEMPORAL_PROFILE: 'prod' })).toEqual({
       problems: [expect.stringMatching(/^TEMPORAL_\* \(profile "prod" of the default config file\): .*prod/)],
     });
+  });
+});
+
+describe('configuration loaders', () => {
+  it('given a valid environment, each process loader returns the parsed configuration without exiting', () => {
+    expect(loadWorkerConfig(home).config.HOMEOSTAT_WORKER_PORT).toBe(8080);
+    expect(loadApiConfig(home).config.HOMEOSTAT_API_PORT).toBe(8080);
+    expect(loadBridgeConfig({ ...home, HOMEOSTAT_BRIDGE_RESOURCES: resources }).config.HOMEOSTAT_BRIDGE_PORT).toBe(
+      8080,
+    );
+    expect(loadEnvOrExit('x', workerEnvSchema, home).temporal.namespace).toBe('default');
+  });
+
+  it('given an error that is not a configuration problem, loadEnvOrExit rethrows it instead of exiting', () => {
+    const broken = z.string().transform(() => {
+      throw new TypeError('a bug in a transform');
+    });
+    expect(() => loadEnvOrExit('x', z.object({ A: broken }), { ...home, A: 'a' })).toThrow(TypeError);
   });
 });
