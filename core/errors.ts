@@ -32,6 +32,12 @@ export const errorCatalog = {
   ERR_K8S_REJECTED: { type: 'KubernetesRejected', retryable: false },
   /** The API server could not be reached. */
   ERR_NETWORK: { type: 'NetworkError', retryable: true },
+  /**
+   * The step would take over something homeostat did not create for this object (an unowned child, a
+   * pre-existing role or database, another object's resource): refused, not retried with backoff, and
+   * re-checked at the plan's drift interval so the refusal clears when the conflict goes.
+   */
+  ERR_ADOPTION_REFUSED: { type: 'AdoptionRefused', retryable: false },
 } as const satisfies Record<string, { type: string; retryable: boolean }>;
 
 /** A stable error code of {@link errorCatalog}. */
@@ -222,4 +228,24 @@ export function terminal(err: unknown): HomeostatError {
 export function retryAfter(delay: number | string, err: unknown): HomeostatError {
   const ms = durationMs(delay, 0);
   return new HomeostatError('ERR_STEP_FAILED', messageOf(err), { cause: err, retryAfterMs: ms });
+}
+
+/** The details an {@link adoptionRefused} failure carries. */
+export interface AdoptionRefusedDetails {
+  /** The conflicting thing, e.g. `Service tenant-a/web` or `PostgreSQL role postgres`. */
+  readonly conflict: string;
+}
+
+/**
+ * Refuses to take over `conflict`, something that already exists and that homeostat did not create
+ * for this object (controller-runtime's refusal to adopt an object another controller owns). The object
+ * reports `Ready=False` with reason `AdoptionRefused` and the message; nothing is changed, nothing is
+ * retried with backoff, and the step is tried again at the plan's drift interval (or every 5 minutes),
+ * so the condition clears once the conflict is gone.
+ *
+ * @example `throw adoptionRefused('Service team-a/web', 'it exists and is not owned by this App')`
+ */
+export function adoptionRefused(conflict: string, message: string): HomeostatError {
+  const details: AdoptionRefusedDetails = { conflict };
+  return new HomeostatError('ERR_ADOPTION_REFUSED', `${conflict}: ${message}`, { details });
 }

@@ -15,6 +15,7 @@ export {
   HomeostatError,
   isHomeostatError,
   retryAfter,
+  adoptionRefused,
   terminal,
   type ErrorCode,
   type HomeostatErrorOptions,

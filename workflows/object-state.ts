@@ -79,6 +79,8 @@ export interface StatusInputs {
   readonly failedStep?: string;
   /** Whether the failure is terminal (no more retries until the spec changes). */
   readonly terminal?: boolean;
+  /** Whether the step refused to adopt something it did not create (re-checked at the drift interval). */
+  readonly adoptionRefused?: boolean;
   /** Number of steps that succeeded, for the `Ready` message. */
   readonly succeeded?: number;
   /** The steps of a `Ready` pass with their messages: one `<Step>Ready` condition each (what each child or external resource is). */
@@ -127,13 +129,15 @@ export function desiredStatus(i: StatusInputs): Required<ObjectStatus> & { condi
       ];
       break;
     case 'Degraded': {
-      const reason = i.terminal ? 'TerminalStepError' : 'StepFailed';
+      const reason = i.adoptionRefused ? 'AdoptionRefused' : i.terminal ? 'TerminalStepError' : 'StepFailed';
       const msg = `${i.failedStep ?? 'step'}: ${i.message ?? 'failed'}`;
       conditions = [
         c('Ready', 'False', reason, msg),
-        i.terminal
-          ? c('Progressing', 'False', reason, 'Not retried until the spec changes')
-          : c('Progressing', 'True', 'Retrying', `Retrying ${i.failedStep ?? 'step'} with backoff`),
+        i.adoptionRefused
+          ? c('Progressing', 'False', reason, 'Nothing changed; checked again at the drift interval')
+          : i.terminal
+            ? c('Progressing', 'False', reason, 'Not retried until the spec changes')
+            : c('Progressing', 'True', 'Retrying', `Retrying ${i.failedStep ?? 'step'} with backoff`),
         c('Degraded', 'True', reason, msg),
       ];
       break;

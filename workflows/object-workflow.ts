@@ -82,6 +82,12 @@ function appFailure(err: unknown): FailureLike {
 
 const terminalTypes = ['InvalidSpec', 'TerminalStepError', 'UnknownKind', 'KubernetesRejected'];
 
+/** The failure type of `adoptionRefused()`: refused without retries, re-checked later. */
+const adoptionRefusedType = 'AdoptionRefused';
+
+/** How often a refused adoption is looked at again when the plan has no drift interval. */
+const adoptionRecheckMs = 5 * 60_000;
+
 /** Options of the observe/status/finalizer activities. */
 const coreOptions: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
@@ -286,7 +292,13 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       stepInput: StepInput,
       generation: number,
       objUid: string,
-    ): Promise<{ state: StepState; terminal: boolean; superseded: boolean; result?: StepActivityResult }> => {
+    ): Promise<{
+      state: StepState;
+      terminal: boolean;
+      refused?: boolean;
+      superseded: boolean;
+      result?: StepActivityResult;
+    }> => {
       const retry = step.retry;
       const options: ActivityOptions = {
         startToCloseTimeout: step.startToCloseTimeout ?? '1 minute',
@@ -334,7 +346,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
             (retry?.nonRetryableErrorTypes ?? []).includes(failure.type ?? '');
           steps[step.name] = { status: terminal ? 'failed' : 'retrying', attempts, message };
           showDetails();
-          if (terminal) return { state: steps[step.name]!, terminal: true, superseded: false };
+          if (terminal) {
+            const refused = failure.type === adoptionRefusedType;
+            return { state: steps[step.name]!, terminal: true, ...(refused ? { refused } : {}), superseded: false };
+          }
           await writeStatusIfChanged(
             objUid,
             desiredStatus({ phase: 'Degraded', generation, failedStep: step.name, message }),
@@ -372,7 +387,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       list: readonly StepPlan[],
       obs: Extract<Observation, { found: true }>,
     ): Promise<{
-      failed?: { step: string; message: string; terminal: boolean };
+      failed?: { step: string; message: string; terminal: boolean; refused?: boolean };
       superseded: boolean;
       requeueAfterMs?: number;
     }> => {
@@ -400,7 +415,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           ...(Object.keys(results).length > 0 ? { results } : {}),
         };
       };
-      let failed: { step: string; message: string; terminal: boolean } | undefined;
+      let failed: { step: string; message: string; terminal: boolean; refused?: boolean } | undefined;
       let superseded = false;
       let requeueAfterMs: number | undefined;
       const running = new Map<string, Promise<void>>();
@@ -425,7 +440,12 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
                 }
                 if (r.superseded) superseded = true;
                 else if (r.state.status !== 'succeeded' && !failed) {
-                  failed = { step: name, message: r.state.message ?? 'failed', terminal: r.terminal };
+                  failed = {
+                    step: name,
+                    message: r.state.message ?? 'failed',
+                    terminal: r.terminal,
+                    ...(r.refused ? { refused: true } : {}),
+                  };
                 }
               }),
             );
@@ -553,6 +573,26 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       if (blockedGeneration !== undefined && obs.generation > blockedGeneration) blockedGeneration = undefined;
       const result = await runSteps(observedPlan, observedPlan.steps, obs);
       if (result.superseded) return outcome('superseded', obs.generation);
+      if (result.failed?.refused) {
+        // Adoption refused: nothing changed and backoff cannot help, but the conflict can go away
+        // without any event homeostat watches (an unowned object deleted, a role dropped): look again
+        // at the drift interval instead of blocking the generation.
+        await writeStatusIfChanged(
+          obs.uid,
+          desiredStatus({
+            phase: 'Degraded',
+            generation: obs.generation,
+            failedStep: result.failed.step,
+            message: result.failed.message,
+            terminal: true,
+            adoptionRefused: true,
+          }),
+          { type: 'Warning', reason: adoptionRefusedType, note: result.failed.message },
+        );
+        observedGeneration = obs.generation;
+        blockedGeneration = undefined;
+        return outcome('degraded', obs.generation, { requeueAfterMs: driftMs() ?? adoptionRecheckMs });
+      }
       if (result.failed) {
         if (result.failed.terminal) {
           blockedGeneration = obs.generation;

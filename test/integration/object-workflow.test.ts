@@ -251,6 +251,38 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     await counters.waitForPhase(name, 'Ready', 2);
   });
 
+  it('given a step that refuses to adopt something, it reports AdoptionRefused without retrying, changes nothing, and clears at the next drift check once the conflict is gone', async () => {
+    const drifting = new Counters(t, taskQueue, 'DriftCounter');
+    const name = t.unique('refused');
+    const conflict = `row-${name}`;
+    await pool.query('INSERT INTO counter_conflicts (name) VALUES ($1)', [conflict]);
+    const obj = await drifting.create(name, { message: 'careful pony', refuseWhile: conflict });
+    await drifting.request(obj, 'added');
+    const refused = await drifting.waitForPhase(name, 'Degraded', 1);
+    expect(refused.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'AdoptionRefused',
+      message: `publish: conflict ${conflict}: it exists and this object did not create it`,
+    });
+    expect(refused.status?.conditions?.find((c) => c.type === 'Progressing')).toMatchObject({
+      status: 'False',
+      reason: 'AdoptionRefused',
+    });
+    // No retry storm: each drift check (every 2 s) makes one attempt, not a backoff round of three.
+    const checked = await waitFor(async () => {
+      const st = await drifting.state(name);
+      return st.passes >= 3 && !st.reconciling ? st : undefined;
+    }, 20_000);
+    expect(checked.nextTimer?.kind).toBe('drift');
+    const runs = (await stepRuns(pool, obj.metadata.uid!)).filter((r) => r.step === 'publish');
+    expect(runs.length).toBeLessThanOrEqual(checked.passes + 1);
+    expect((await stepEffects(pool, obj.metadata.uid!))['publish@1']).toBeUndefined();
+    // The conflict goes: no event is sent, the next drift check finds the way clear.
+    await pool.query('DELETE FROM counter_conflicts WHERE name = $1', [conflict]);
+    const ready = await drifting.waitForPhase(name, 'Ready', 1);
+    expect(ready.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+  });
+
   it('given deletion, cleanup runs, the finalizer is removed, the object disappears and the workflow completes', async () => {
     const name = t.unique('doomed');
     const obj = await counters.create(name, { message: 'short-lived pony' });

@@ -12,6 +12,7 @@ import {
   isHomeostatError,
   isNotFound,
   parseRetryAfter,
+  adoptionRefused,
   retryAfter,
   terminal,
   toApplicationFailure,
@@ -34,6 +35,7 @@ describe('error classification', () => {
       ERR_K8S_FORBIDDEN: ['KubernetesForbidden', true],
       ERR_K8S_REJECTED: ['KubernetesRejected', false],
       ERR_NETWORK: ['NetworkError', true],
+      ERR_ADOPTION_REFUSED: ['AdoptionRefused', false],
     };
     for (const [code, [type, retryable]] of Object.entries(table)) {
       const f = toApplicationFailure(new HomeostatError(code as ErrorCode, 'm'));
@@ -191,5 +193,13 @@ describe('error classification', () => {
       retryAfterMs: 30_000,
     });
     expect(retryAfter(1500, 'quota')).toMatchObject({ message: 'quota', retryAfterMs: 1500, cause: 'quota' });
+  });
+
+  it('given adoptionRefused, the failure is AdoptionRefused, not retried, and names the conflict in message and details', () => {
+    const f = toApplicationFailure(adoptionRefused('Service team-a/web', 'not created by this App'));
+    expect(f.type).toBe('AdoptionRefused');
+    expect(f.nonRetryable).toBe(true);
+    expect(f.message).toBe('Service team-a/web: not created by this App');
+    expect(f.details?.[0]).toMatchObject({ code: 'ERR_ADOPTION_REFUSED', data: { conflict: 'Service team-a/web' } });
   });
 });

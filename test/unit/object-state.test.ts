@@ -181,6 +181,20 @@ describe('object workflow status decisions', () => {
       cond('Progressing', 'False', 'TerminalStepError', 'Not retried until the spec changes'),
       cond('Degraded', 'True', 'TerminalStepError', 'database: no'),
     ]);
+    expect(
+      desiredStatus({
+        phase: 'Degraded',
+        generation: 7,
+        failedStep: 'service',
+        message: 'Service a/web: not ours',
+        terminal: true,
+        adoptionRefused: true,
+      }).conditions,
+    ).toEqual([
+      cond('Ready', 'False', 'AdoptionRefused', 'service: Service a/web: not ours'),
+      cond('Progressing', 'False', 'AdoptionRefused', 'Nothing changed; checked again at the drift interval'),
+      cond('Degraded', 'True', 'AdoptionRefused', 'service: Service a/web: not ours'),
+    ]);
     expect(desiredStatus({ phase: 'Degraded', generation: 7 }).conditions).toEqual([
       cond('Ready', 'False', 'StepFailed', 'step: failed'),
       cond('Progressing', 'True', 'Retrying', 'Retrying step with backoff'),
