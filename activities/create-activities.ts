@@ -342,7 +342,8 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
             step: name,
             attempt,
             children: childClient(deps.kc, input.identity, fieldManager),
-            heartbeat: (details?: unknown) => ctx.heartbeat(details),
+            // A local step has no heartbeat to send (the workflow task's own heartbeat covers it).
+            heartbeat: (details?: unknown) => (ctx.info.isLocal ? undefined : ctx.heartbeat(details)),
             signal: ctx.cancellationSignal,
             log: log.child({ ref: input.ref, step: name, attempt }),
             results: input.results ?? {},
