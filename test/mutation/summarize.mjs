@@ -29,6 +29,8 @@ const addedFor17 = [
   'configuration loaders ',
   'CRD schema rewriting at its edges ',
   'structuralSchema on hand-written JSON Schema ',
+  'CEL rules at their edges ',
+  'RE2 patterns at their edges ',
 ];
 
 const testName = new Map();

@@ -139,6 +139,15 @@ describe('CRD schema rewriting at its edges', () => {
     ).toStrictEqual({ type: 'string' });
   });
 
+  it('given a template literal, its pattern is kept; given a number, no pattern key appears', () => {
+    expect(nodeOf(z.templateLiteral(['v', z.number().int()]))).toStrictEqual({ type: 'string', pattern: '^v-?\\d+$' });
+    expect(nodeOf(z.number().int().min(1))).toStrictEqual({
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+    });
+  });
+
   it('given a rule both in .meta() and by celRule, it is written once', () => {
     const rule = { rule: 'self.a > 0', message: 'a must be positive' };
     const schema = celRule(z.object({ a: z.number() }), rule, (v) => v.a > 0).meta({
