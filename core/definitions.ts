@@ -102,12 +102,13 @@ export interface ObjectStatus {
 /**
  * The start input of {@link objectWorkflowType}. `{ ref }` is a complete input: the informer bridge
  * starts the workflow with `signalWithStart(objectWorkflow, { args: [{ ref }], signal:
- * reconcileRequestedSignal, signalArgs: [request] })`. The other fields are written by the workflow
- * itself when it continues as new.
+ * reconcileRequestedSignal, signalArgs: [request] })`, or, for a new object, with a plain start whose
+ * input carries the request as `pending` (one action instead of two). `carried` is written by the
+ * workflow itself when it continues as new.
  */
 export interface ObjectWorkflowInput {
   readonly ref: ObjectRef;
-  /** The newest request that was pending when the previous run continued as new. */
+  /** The request to serve first: the newest one pending when the previous run continued as new, or a new object's. */
   readonly pending?: ReconcileRequest;
   /** Counters and memory carried across continue-as-new; absent on a fresh start. */
   readonly carried?: CarriedState;

@@ -44,6 +44,15 @@ export interface StepPlan<Name extends string = string> {
   /** Set it for long steps, which must then heartbeat; a worker that dies is noticed after it. */
   readonly heartbeatTimeout?: Duration;
   readonly retry?: StepRetry;
+  /**
+   * How the step runs. `'local'`: as a local activity, in the worker that runs the workflow task,
+   * without a round trip through the task queue; every local step of one workflow task costs one
+   * Temporal action together. For short, idempotent steps (Kubernetes applies, quick SQL) that finish
+   * well inside the workflow task timeout (10 s) and do not heartbeat. `'regular'`: an ordinary
+   * activity, for long, heartbeating or rate-limited steps, or steps that must run on another worker.
+   * @default 'regular'
+   */
+  readonly execution?: 'local' | 'regular';
 }
 
 /** A reconciler's resource and its plan: everything the workflow needs, as plain data. */
@@ -85,6 +94,9 @@ export function definePlan<const Name extends string, const P extends Reconciler
   for (const step of all) {
     if (!/^[a-z][a-z0-9-]*$/.test(step.name)) throw new PlanError(`step name ${step.name} is not kebab-case`);
     if (seen.has(step.name)) throw new PlanError(`step ${step.name} is defined twice`);
+    if (step.execution === 'local' && step.heartbeatTimeout !== undefined) {
+      throw new PlanError(`step ${step.name} is local: a local activity cannot heartbeat (drop heartbeatTimeout)`);
+    }
     seen.add(step.name);
   }
   for (const list of [plan.steps, plan.cleanup ?? []]) {

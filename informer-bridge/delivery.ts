@@ -1,10 +1,12 @@
 /**
  * Delivery to Temporal: a reconcile request becomes `signalWithStart` of the object's workflow
  * (ID `homeostat/<group>/<kind>/<namespace>/<name>`), which starts the workflow if it is not running,
- * with its static summary and search attributes.
+ * with its static summary and search attributes. A new object (`added`) is first started with the
+ * request in its input: one billable action instead of two (start + signal); only when its workflow
+ * already runs does the request go as a signal.
  * Requests for one object merge level-based: the newest UID, generation and resourceVersion win.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import {
   objectWorkflowStartOptions,
   objectWorkflowType,
@@ -50,13 +52,32 @@ export interface SignalDeliveryOptions {
   readonly timeoutMs?: number;
 }
 
-/** Returns the queue's deliver function: `signalWithStart` of the request's object workflow. */
+/**
+ * Returns the queue's deliver function: `signalWithStart` of the request's object workflow, or for an
+ * `added` request a plain start carrying the request (falling back to `signalWithStart` when the
+ * workflow is already running).
+ */
 export function signalDelivery(
   options: SignalDeliveryOptions,
 ): (key: string, request: ReconcileRequest) => Promise<void> {
   const { client, taskQueue } = options;
   const timeoutMs = options.timeoutMs ?? 10_000;
   return async (_key, request) => {
+    if (request.reason === 'added') {
+      const started = await client.withDeadline(Date.now() + timeoutMs, async () => {
+        try {
+          await client.workflow.start(objectWorkflowType, {
+            ...objectWorkflowStartOptions(request.ref, taskQueue),
+            args: [{ ref: request.ref, pending: request }],
+          });
+          return true;
+        } catch (err) {
+          if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+          throw err;
+        }
+      });
+      if (started) return;
+    }
     await client.withDeadline(Date.now() + timeoutMs, () =>
       client.workflow.signalWithStart(objectWorkflowType, {
         // ID, start input `{ ref }`, static summary and the object's search attributes (set at start,

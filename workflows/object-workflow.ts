@@ -16,12 +16,14 @@ import {
   log,
   metricMeter,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
+  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type {
@@ -94,6 +96,17 @@ const coreOptions: ActivityOptions = {
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 };
 
+/**
+ * The activities of a pass's own bookkeeping (observe, status, finalizer) run where `local` says: as
+ * local activities in runs that started with the `local-activities` patch, as regular ones in
+ * histories recorded before it (so those replay unchanged).
+ */
+function coreActivities(local: boolean, summary: string): Activities {
+  return local
+    ? proxyLocalActivities<Activities>({ ...coreOptions, summary })
+    : proxyActivities<Activities>({ ...coreOptions, summary });
+}
+
 /** Options of {@link createObjectWorkflow}. */
 export interface ObjectWorkflowOptions {
   /**
@@ -117,6 +130,12 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const where = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
     const carried = input.carried;
     const run = (carried?.runs ?? 0) + 1;
+    /**
+     * Whether this run uses local activities: observe, status writes and the finalizer always, steps
+     * that ask for it. Decided once per run, at its start, so a run recorded before local activities
+     * replays as it ran, and a new run (or the one after continue-as-new) gets them.
+     */
+    const localActivities = patched('local-activities');
 
     let uid = carried?.uid ?? input.pending?.uid;
     let passes = carried?.passes ?? 0;
@@ -241,10 +260,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         conditions = wanted.conditions;
         if (sameStatus(known, wanted)) return;
         const phaseChanged = known.phase !== wanted.phase;
-        await proxyActivities<Activities>({
-          ...coreOptions,
-          summary: `status ${wanted.phase} gen ${wanted.observedGeneration} · ${ref.kind} ${where}`,
-        }).writeStatus({
+        await coreActivities(
+          localActivities,
+          `status ${wanted.phase} gen ${wanted.observedGeneration} · ${ref.kind} ${where}`,
+        ).writeStatus({
           ref,
           uid: objUid,
           status: wanted,
@@ -322,7 +341,11 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         };
         showDetails();
         try {
-          const act = proxyActivities(options)[type] as (i: StepInput) => Promise<StepActivityResult>;
+          const proxy =
+            localActivities && step.execution === 'local'
+              ? proxyLocalActivities(options as LocalActivityOptions)
+              : proxyActivities(options);
+          const act = proxy[type] as (i: StepInput) => Promise<StepActivityResult>;
           const result = await act(stepInput);
           attempts += result.attempt;
           const state: StepState = {
@@ -490,10 +513,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       stepList = plan?.steps ?? [];
       let obs: Observation;
       try {
-        obs = await proxyActivities<Activities>({
-          ...coreOptions,
-          summary: `observe ${ref.kind} ${where}`,
-        }).observeObject({ ref });
+        obs = await coreActivities(localActivities, `observe ${ref.kind} ${where}`).observeObject({ ref });
       } catch (err) {
         const failure = appFailure(err);
         if (failure.type !== 'InvalidSpec') {
@@ -553,10 +573,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           );
           return outcome('degraded', obs.generation);
         }
-        await proxyActivities<Activities>({
-          ...coreOptions,
-          summary: `remove finalizer · ${ref.kind} ${where}`,
-        }).removeFinalizer({
+        await coreActivities(localActivities, `remove finalizer · ${ref.kind} ${where}`).removeFinalizer({
           ref,
           uid: obs.uid,
           event: {

@@ -484,8 +484,8 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     expect(scheduled.length).toBeGreaterThan(0);
     expect(scheduled.every((e) => e.userMetadata?.summary?.data?.length)).toBe(true);
     // Search attributes are upserted only on change: one upsert (phase + generation) for this pass.
-    // (The SDK also upserts TemporalChangeVersion once per run for the status-step-conditions
-    // patch; that one is counted apart.)
+    // (The SDK also upserts TemporalChangeVersion once per run and patch — local-activities at the
+    // run's start, status-step-conditions at its first Ready — counted apart.)
     const upserts = (events: typeof history.events) =>
       events!.filter(
         (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.HomeostatPhase,
@@ -495,14 +495,66 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
         (e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.TemporalChangeVersion,
       );
     expect(upserts(history.events)).toHaveLength(1);
-    expect(changeVersion(history.events).length).toBeLessThanOrEqual(1);
+    expect(changeVersion(history.events).length).toBeLessThanOrEqual(2);
     await handle.executeUpdate(reconcileNowUpdate, { args: [{ ref: counters.ref(name) }] });
     const again = await handle.fetchHistory();
     expect(upserts(again.events)).toHaveLength(1);
-    expect(changeVersion(again.events).length).toBeLessThanOrEqual(1);
+    expect(changeVersion(again.events).length).toBeLessThanOrEqual(2);
     expect(again.events!.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toHaveLength(
       1 + changeVersion(again.events).length,
     );
+  });
+
+  it('given local steps, a pass runs them as local activities: Ready within 5 actions, retried and terminal failures as before, and a drift check that finds nothing costs at most 2 actions', async () => {
+    const local = new Counters(t, taskQueue, 'LocalCounter');
+    const name = t.unique('local');
+    const obj = await local.create(name, { message: 'nearby pony', failTimes: 2 });
+    const handle = await local.request(obj, 'added');
+    await local.waitForPhase(name, 'Ready', 1);
+    const first = await local.settled(name, 1);
+    // Retries still happen (publish failed twice, then succeeded), counted as attempts.
+    expect(first.steps.publish).toMatchObject({ status: 'succeeded', attempts: 3 });
+    const effects = await stepEffects(pool, obj.metadata.uid!);
+    for (const step of ['prepare', 'publish', 'audit']) expect(effects[`${step}@1`]).toBe(1);
+
+    // No activity task went through the task queue: every step, observe and status are markers.
+    const history = await handle.fetchHistory();
+    const events = history.events ?? [];
+    const byType = historyCost(history).byType;
+    expect(byType.ACTIVITY_TASK_SCHEDULED).toBeUndefined();
+    expect(byType.MARKER_RECORDED).toBeGreaterThanOrEqual(1 + 1 + 3 + 1);
+    // Create → Ready and settled, everything up to the first drift timer, in one workflow task: the
+    // start carrying the request + the task's markers + 2 upserts (TemporalChangeVersion for the run's
+    // patches, homeostat's phase and generation) + the timer = 5.
+    const timerAt = events.findIndex((e) => e.timerStartedEventAttributes);
+    const createCost = historyCost({ events: events.slice(0, timerAt + 1) });
+    process.stdout.write(`local steps, create → Ready: ${JSON.stringify(createCost)}\n`);
+    expect(createCost.byType.WORKFLOW_TASK_COMPLETED).toBe(1);
+    expect(createCost.byType.WORKFLOW_EXECUTION_SIGNALED).toBeUndefined();
+    expect(createCost.actions).toBeLessThanOrEqual(5);
+
+    // Drift checks that find nothing: one timer and one workflow task of local activities each.
+    const before = await local.settled(name, 2);
+    const costBefore = historyCost(await handle.fetchHistory()).actions;
+    const after = await waitFor(async () => {
+      const st = await local.state(name);
+      return st.passes >= before.passes + 5 && !st.reconciling ? st : undefined;
+    }, 30_000);
+    const costAfter = historyCost(await handle.fetchHistory()).actions;
+    const perCheck = (costAfter - costBefore) / (after.passes - before.passes);
+    process.stdout.write(`local steps, drift check: ${perCheck} actions (${after.passes - before.passes} checks)\n`);
+    expect(perCheck).toBeLessThanOrEqual(2);
+    expect(after.lastOutcome?.statusWritten).toBe(false);
+
+    // A terminal failure in a local step blocks the generation, as for a regular step.
+    const stubborn = t.unique('local-terminal');
+    const sobj = await local.create(stubborn, { message: 'stubborn pony', terminal: true });
+    await local.request(sobj, 'added');
+    const degraded = await local.waitForPhase(stubborn, 'Degraded', 1);
+    expect(degraded.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      reason: 'TerminalStepError',
+    });
+    await recordHistory('local-steps', name, local);
   });
 
   it('given 200+ passes on one object, it continues as new, loses no request, and its events and actions per pass are measured', async () => {
@@ -559,7 +611,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       eventsPerPass: +(c.events / 50).toFixed(2),
       actionsPerPass: +(c.actions / 50).toFixed(2),
     }));
-    // Runs 3 and 4 are pure steady state (passes 101-200): 1 signal + 4 activities per pass.
+    // Runs 3 and 4 are pure steady state (passes 101-200): 1 signal + 1 local observe + 3 activities per pass.
     const steady = costs.slice(2, 4);
     const steadyEvents = steady.reduce((n, c) => n + c.events, 0) / 100;
     const steadyActions = steady.reduce((n, c) => n + c.actions, 0) / 100;
@@ -583,9 +635,11 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       `${JSON.stringify(report, null, 2)}\n`,
     );
     process.stdout.write(`object workflow cost: ${JSON.stringify(report)}\n`);
-    // Steady state: exactly 1 signal + 4 activities per pass, and well under 10,240 events per run.
+    // Steady state: 1 signal + observe (a local activity: one action) + 3 step activities per pass, and
+    // well under 10,240 events per run.
     expect(steadyActions).toBeGreaterThanOrEqual(5);
-    expect(steadyActions).toBeLessThan(5.1); // + the run's start, shared by its 50 passes
+    // + the run's start, its two upserts and the patch marker, shared by its 50 passes
+    expect(steadyActions).toBeLessThanOrEqual(5.12);
     expect(Math.max(...costs.map((c) => c.events))).toBeLessThan(10_240);
     if (process.env.RECORD_HISTORIES === '1') {
       const history = await t.temporal.workflow.getHandle(workflowId, runIds[4]).fetchHistory();

@@ -9,17 +9,17 @@ import type { temporal } from '@temporalio/proto';
 import type { Pool } from 'pg';
 import { historyCost as eventsCost, type HistoryCost } from '../../bench/history-cost';
 import { customResourceDefinition } from '../../reconcilers';
-import { counterGroup, counterPlan, driftCounterPlan } from '../fixtures/counter/plan';
+import { counterGroup, counterPlan, driftCounterPlan, localCounterPlan } from '../fixtures/counter/plan';
 import { counterSpec } from '../fixtures/counter/reconciler';
 import {
   objectWorkflowStartOptions,
-  reconcileRequestedSignal,
   type ObjectRef,
   type ReconcileReason,
   type ObjectState,
   stateQuery,
 } from '../../core/definitions';
 import type { TestStack } from './harness';
+import { signalDelivery } from '../../informer-bridge/delivery';
 
 /** A custom object as the tests read it. */
 export interface CounterObject {
@@ -50,7 +50,7 @@ function lenientSpec(crd: Record<string, unknown>): Record<string, unknown> {
 }
 
 export async function installCounterCrds(t: TestStack): Promise<void> {
-  for (const plan of [counterPlan, driftCounterPlan]) {
+  for (const plan of [counterPlan, driftCounterPlan, localCounterPlan]) {
     // The spec is left unvalidated at admission on purpose: these tests exercise the workflow's own
     // validation (phase Invalid), which a CRD schema would pre-empt.
     const crd = lenientSpec(customResourceDefinition(plan, counterSpec));
@@ -100,11 +100,11 @@ export class Counters {
   constructor(
     private readonly t: TestStack,
     private readonly taskQueue: string,
-    readonly kind: 'Counter' | 'DriftCounter' = 'Counter',
+    readonly kind: 'Counter' | 'DriftCounter' | 'LocalCounter' = 'Counter',
   ) {}
 
   private get plural(): string {
-    return this.kind === 'Counter' ? 'counters' : 'driftcounters';
+    return `${this.kind.toLowerCase()}s`;
   }
 
   ref(name: string): ObjectRef {
@@ -153,22 +153,17 @@ export class Counters {
     });
   }
 
-  /** Sends a reconcile request for the object as the informer bridge does (signal-with-start). */
+  /** Sends a reconcile request for the object through the informer bridge's own delivery function. */
   async request(obj: CounterObject, reason: ReconcileReason = 'updated'): Promise<WorkflowHandle> {
     const ref = this.ref(obj.metadata.name!);
-    return this.t.temporal.workflow.signalWithStart('objectWorkflow', {
-      ...objectWorkflowStartOptions(ref, this.taskQueue),
-      signal: reconcileRequestedSignal,
-      signalArgs: [
-        {
-          ref,
-          uid: obj.metadata.uid!,
-          generation: obj.metadata.generation ?? 0,
-          resourceVersion: obj.metadata.resourceVersion ?? '',
-          reason,
-        },
-      ],
+    await signalDelivery({ client: this.t.temporal, taskQueue: this.taskQueue })(ref.name, {
+      ref,
+      uid: obj.metadata.uid!,
+      generation: obj.metadata.generation ?? 0,
+      resourceVersion: obj.metadata.resourceVersion ?? '',
+      reason,
     });
+    return this.handle(ref.name);
   }
 
   handle(name: string): WorkflowHandle {

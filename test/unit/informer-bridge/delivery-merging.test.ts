@@ -1,10 +1,10 @@
 /**
  * Merging of pending requests (every reason against every other, the resourceVersion fallback) and
- * what one delivery asks of Temporal: signalWithStart of the object's workflow with the request,
- * under a deadline. The delivery runs against a recording stand-in for the Temporal client; the real
+ * what one delivery asks of Temporal: signalWithStart of the object's workflow with the request, or a
+ * plain start carrying it for a new object, under a deadline. The delivery runs against a recording stand-in for the Temporal client; the real
  * server receives it in the informer-bridge integration tests. Written for issue 17's mutation run.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { mergeRequests, signalDelivery } from '../../../informer-bridge/delivery';
 import { objectWorkflowStartOptions, type ReconcileReason, type ReconcileRequest } from '../../../core/definitions';
 
@@ -48,8 +48,8 @@ describe('delivery merging', () => {
 });
 
 describe('delivery to Temporal', () => {
-  function recordingClient() {
-    const calls: { deadline: number; type: string; options: Record<string, unknown> }[] = [];
+  function recordingClient(running = false) {
+    const calls: { deadline: number; type: string; options: Record<string, unknown>; via?: string }[] = [];
     let deadline = 0;
     const client = {
       withDeadline: async (at: number, fn: () => Promise<unknown>) => {
@@ -60,22 +60,53 @@ describe('delivery to Temporal', () => {
         signalWithStart: async (type: string, options: Record<string, unknown>) => {
           calls.push({ deadline, type, options });
         },
+        start: async (type: string, options: Record<string, unknown>) => {
+          calls.push({ deadline, type, options, via: 'start' });
+          if (running) throw new WorkflowExecutionAlreadyStartedError('running', String(options.workflowId), type);
+        },
       },
     };
     return { calls, client: client as unknown as Client };
   }
 
-  it('given a request, it signals-with-start the object’s workflow with the request, within the timeout', async () => {
+  it('given a new object, it starts the object’s workflow with the request as its pending input (one action, not two), within the timeout', async () => {
     const { calls, client } = recordingClient();
     const before = Date.now();
     await signalDelivery({ client, taskQueue: 'tq', timeoutMs: 3000 })('key', req('added'));
+    expect(calls).toEqual([
+      {
+        deadline: expect.any(Number),
+        type: 'objectWorkflow',
+        via: 'start',
+        options: { ...objectWorkflowStartOptions(ref, 'tq'), args: [{ ref, pending: req('added') }] },
+      },
+    ]);
+    expect(calls[0]!.deadline).toBeGreaterThanOrEqual(before + 3000);
+    expect(calls[0]!.deadline).toBeLessThanOrEqual(Date.now() + 3000);
+  });
+
+  it('given a new object whose workflow already runs, the request goes as signal-with-start after the refused start', async () => {
+    const { calls, client } = recordingClient(true);
+    await signalDelivery({ client, taskQueue: 'tq' })('key', req('added'));
+    expect(calls.map((c) => c.via ?? 'signalWithStart')).toEqual(['start', 'signalWithStart']);
+    expect(calls[1]!.options).toEqual({
+      ...objectWorkflowStartOptions(ref, 'tq'),
+      signal: expect.objectContaining({ name: 'reconcile-requested' }),
+      signalArgs: [req('added')],
+    });
+  });
+
+  it('given a request, it signals-with-start the object’s workflow with the request, within the timeout', async () => {
+    const { calls, client } = recordingClient();
+    const before = Date.now();
+    await signalDelivery({ client, taskQueue: 'tq', timeoutMs: 3000 })('key', req('updated'));
     expect(calls).toHaveLength(1);
     const [call] = calls;
     expect(call!.type).toBe('objectWorkflow');
     expect(call!.options).toEqual({
       ...objectWorkflowStartOptions(ref, 'tq'),
       signal: expect.objectContaining({ name: 'reconcile-requested' }),
-      signalArgs: [req('added')],
+      signalArgs: [req('updated')],
     });
     expect(call!.deadline).toBeGreaterThanOrEqual(before + 3000);
     expect(call!.deadline).toBeLessThanOrEqual(Date.now() + 3000);
