@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir, repoRoot } from './paths';
 
 /** One server built from a pinned Go wrapper module under `devstack/go/<name>`. */
 export interface GoServer {
   /** Folder under `devstack/go/` and the binary's file name. */
-  readonly name: 'temporal' | 'etcd' | 'kube-apiserver' | 'kubectl';
+  readonly name:
+    'temporal' | 'etcd' | 'kube-apiserver' | 'kubectl' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
   /** The upstream version the wrapper module pins (part of the cache key). */
   readonly version: string;
   /** The main package to build. */
@@ -15,6 +16,12 @@ export interface GoServer {
   /** Extra `-ldflags`. */
   readonly ldflags: string;
 }
+
+const kubeLdflags = [
+  '-X k8s.io/component-base/version.gitVersion=v1.35.4',
+  '-X k8s.io/component-base/version.gitMajor=1',
+  '-X k8s.io/component-base/version.gitMinor=35',
+].join(' ');
 
 /** The servers of the local control plane, pinned. Change a version here and in its wrapper go.mod together. */
 export const goServers: readonly GoServer[] = [
@@ -41,16 +48,33 @@ export const goServers: readonly GoServer[] = [
       '-X k8s.io/client-go/pkg/version.gitVersion=v1.35.4',
     ].join(' '),
   },
+  // The rest of a cluster (issue 14): controllers, scheduler and simulated nodes. The two Kubernetes
+  // components share the kube-apiserver's wrapper-module layout and most of its compiled packages.
+  {
+    name: 'kube-controller-manager',
+    version: 'v1.35.4',
+    pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager',
+    ldflags: kubeLdflags,
+  },
+  { name: 'kube-scheduler', version: 'v1.35.4', pkg: 'k8s.io/kubernetes/cmd/kube-scheduler', ldflags: kubeLdflags },
+  // kwok's go.mod has no replace directives. The wrapper's own main is kwok's entry point plus
+  // `kwok default-stages` (the stages kwokctl uses), see devstack/go/kwok/main.go.
+  { name: 'kwok', version: 'v0.8.0', pkg: 'homeostat.dev/devstack/kwok', ldflags: '' },
 ];
 
-/** Cache path of a server's binary: keyed by version and by a hash of the wrapper's go.mod and go.sum. */
+/**
+ * Cache path of a server's binary: keyed by version and by a hash of the wrapper's go.mod, go.sum and
+ * its own Go files (a wrapper with a main of its own, such as kwok's).
+ */
 export function binaryPath(server: GoServer, env: NodeJS.ProcessEnv = process.env): string {
   const moduleDir = join(repoRoot, 'devstack', 'go', server.name);
-  const hash = createHash('sha256')
+  const hasher = createHash('sha256')
     .update(readFileSync(join(moduleDir, 'go.mod')))
-    .update(readFileSync(join(moduleDir, 'go.sum')))
-    .digest('hex')
-    .slice(0, 12);
+    .update(readFileSync(join(moduleDir, 'go.sum')));
+  for (const file of readdirSync(moduleDir).filter((f) => f.endsWith('.go')).sort()) {
+    hasher.update(file).update(readFileSync(join(moduleDir, file)));
+  }
+  const hash = hasher.digest('hex').slice(0, 12);
   return join(cacheDir(env), 'bin', server.name, `${server.version}-${hash}`, server.name);
 }
 
@@ -124,9 +148,29 @@ export async function ensureBinary(server: GoServer, progress: Progress = () => 
   return target;
 }
 
-/** Builds (or finds cached) every server of the local control plane, one after another (2 cores). */
-export async function ensureBinaries(progress: Progress = () => {}): Promise<Record<GoServer['name'], string>> {
-  const paths = {} as Record<GoServer['name'], string>;
-  for (const server of goServers) paths[server.name] = await ensureBinary(server, progress);
-  return paths;
+/** The servers every stack runs (the envtest-like control plane); the others come with `cluster: true`. */
+export const coreServerNames = ['etcd', 'temporal', 'kube-apiserver', 'kubectl'] as const;
+
+/** The servers of the whole-cluster option: controllers, scheduler and simulated nodes. */
+export const clusterServerNames = ['kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
+
+/** Paths of the core servers' binaries, and of the cluster servers' when they were asked for. */
+export type ServerBinaries = Record<(typeof coreServerNames)[number], string> &
+  Partial<Record<(typeof clusterServerNames)[number], string>>;
+
+/**
+ * Builds (or finds cached) the servers of the local control plane, one after another (2 cores): the
+ * core ones always, the cluster ones only with `cluster` (their cold builds cost minutes, and stacks
+ * that do not run them should not pay for them).
+ */
+export async function ensureBinaries(
+  progress: Progress = () => {},
+  options: { cluster?: boolean } = {},
+): Promise<ServerBinaries> {
+  const wanted = new Set<string>([...coreServerNames, ...(options.cluster ? clusterServerNames : [])]);
+  const paths: Partial<Record<GoServer['name'], string>> = {};
+  for (const server of goServers) {
+    if (wanted.has(server.name)) paths[server.name] = await ensureBinary(server, progress);
+  }
+  return paths as ServerBinaries;
 }

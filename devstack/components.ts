@@ -21,6 +21,7 @@ import { Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import { type ManagedProcess, startProcess, stopProcess, waitUntil } from './processes';
 import type { StackPki } from './pki';
+import type { ServerBinaries } from './binaries';
 
 /** Typed search attributes homeostat's workflows use (DESIGN.md, Temporal UI contract). */
 export const searchAttributes = {
@@ -44,13 +45,19 @@ export interface StackPorts {
   etcdPeer: number;
   kube: number;
   postgres: number;
+  /** kube-controller-manager's /healthz (stacks with the whole cluster only). */
+  kubeControllerManager?: number;
+  /** kube-scheduler's /healthz (stacks with the whole cluster only). */
+  kubeScheduler?: number;
 }
 
 /** Everything a component needs to start. */
 export interface ComponentContext {
   readonly dir: string;
   readonly ports: StackPorts;
-  readonly binaries: { temporal: string; etcd: string; 'kube-apiserver': string; kubectl: string };
+  readonly binaries: ServerBinaries;
+  /** Run the whole cluster: controllers, scheduler and kwok's simulated nodes (see `StartStackOptions.cluster`). */
+  readonly cluster?: boolean;
   readonly pki: StackPki;
   readonly postgresPassword: string;
   /**
@@ -215,7 +222,16 @@ export async function startKubeApiserver(ctx: ComponentContext): Promise<Managed
     '--service-cluster-ip-range=10.0.0.0/24',
     '--allow-privileged=true',
     '--authorization-mode=RBAC',
-    '--disable-admission-plugins=ServiceAccount',
+    // Without a controller-manager no ServiceAccount (nor its token) ever exists, and the admission
+    // plugin would refuse every Pod: envtest disables it. The whole cluster has both, so keeps it.
+    ...(ctx.cluster
+      ? [
+          // Pods leave a NotReady/unreachable node after 10 s instead of 5 min, so node-failure
+          // tests finish in seconds.
+          '--default-not-ready-toleration-seconds=10',
+          '--default-unreachable-toleration-seconds=10',
+        ]
+      : ['--disable-admission-plugins=ServiceAccount']),
     `--service-account-issuer=${server}`,
     `--service-account-key-file=${ctx.pki.saPub}`,
     `--service-account-signing-key-file=${ctx.pki.saKey}`,
@@ -464,4 +480,229 @@ export async function startPostgres(ctx: ComponentContext): Promise<ManagedProce
       { timeoutMs: 60_000, proc },
     ),
   );
+}
+
+/** The label the stack's kwok manages nodes by: a node without it gets no heartbeat (its Lease expires). */
+export const kwokNodeLabel = { key: 'homeostat.dev/kwok', value: 'managed' } as const;
+
+/** How long a node's Lease lasts; kwok renews it every quarter of that. */
+const nodeLeaseSeconds = 8;
+
+/** The simulated nodes of a whole-cluster stack. */
+export const kwokNodeNames = ['kwok-node-0', 'kwok-node-1', 'kwok-node-2'] as const;
+
+/**
+ * The controllers the stack's kube-controller-manager runs: what Deployments, namespaces, owners,
+ * ServiceAccounts and nodes need, and nothing else (each controller is informers and memory).
+ */
+export const controllers = [
+  'serviceaccount-token-controller',
+  'serviceaccount-controller',
+  'root-ca-certificate-publisher-controller',
+  'namespace-controller',
+  'garbage-collector-controller',
+  'deployment-controller',
+  'replicaset-controller',
+  'node-lifecycle-controller',
+  'taint-eviction-controller',
+  'pod-garbage-collector-controller',
+] as const;
+
+/**
+ * Starts kube-controller-manager with the controllers in {@link controllers}, signing ServiceAccount
+ * tokens with the key kube-apiserver verifies, and waits for `/healthz` and for the `default`
+ * ServiceAccount of the `default` namespace (its controllers are syncing).
+ */
+export async function startKubeControllerManager(ctx: ComponentContext): Promise<ManagedProcess> {
+  const certDir = join(ctx.dir, 'kube-controller-manager');
+  mkdirSync(certDir, { recursive: true, mode: 0o700 });
+  const port = requiredPort(ctx.ports.kubeControllerManager, 'kube-controller-manager');
+  const args = [
+    `--kubeconfig=${kubeconfigPath(ctx)}`,
+    `--controllers=${controllers.join(',')}`,
+    `--service-account-private-key-file=${ctx.pki.saKey}`,
+    `--root-ca-file=${ctx.pki.caCert}`,
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--cert-dir=${certDir}`,
+    // Tests create and delete many objects: the default 20 requests/s would throttle the controllers.
+    '--kube-api-qps=100',
+    '--kube-api-burst=200',
+    // A node whose Lease is not renewed for this long is NotReady (default 50 s).
+    `--node-monitor-grace-period=${nodeLeaseSeconds * 2}s`,
+    '--node-monitor-period=2s',
+    '--profiling=false',
+    '--v=1',
+  ];
+  const proc = startProcess({
+    name: 'kube-controller-manager',
+    executable: requiredBinary(ctx, 'kube-controller-manager'),
+    args,
+    logFile: logFile(ctx, 'kube-controller-manager'),
+  });
+  return readyOrStop(proc, async () => {
+    await waitUntil('kube-controller-manager', () => healthzOk(port), { timeoutMs: 60_000, proc, intervalMs: 300 });
+    await waitUntil(
+      'kube-controller-manager (default ServiceAccount)',
+      async () => (await kubeRequest(ctx, 'GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
+      { timeoutMs: 60_000, proc, intervalMs: 300 },
+    );
+  });
+}
+
+/** Starts kube-scheduler and waits for `/healthz`. */
+export async function startKubeScheduler(ctx: ComponentContext): Promise<ManagedProcess> {
+  const certDir = join(ctx.dir, 'kube-scheduler');
+  mkdirSync(certDir, { recursive: true, mode: 0o700 });
+  const port = requiredPort(ctx.ports.kubeScheduler, 'kube-scheduler');
+  const args = [
+    `--kubeconfig=${kubeconfigPath(ctx)}`,
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--cert-dir=${certDir}`,
+    '--profiling=false',
+    '--v=1',
+  ];
+  const proc = startProcess({
+    name: 'kube-scheduler',
+    executable: requiredBinary(ctx, 'kube-scheduler'),
+    args,
+    logFile: logFile(ctx, 'kube-scheduler'),
+  });
+  return readyOrStop(proc, () =>
+    waitUntil('kube-scheduler', () => healthzOk(port), { timeoutMs: 60_000, proc, intervalMs: 300 }),
+  );
+}
+
+/**
+ * Starts kwok with kwokctl's default stages (nodes initialise and renew Leases; Pods bound to them
+ * become Running and Ready), registers the simulated nodes {@link kwokNodeNames}, labelled so that
+ * kwok manages them, and waits until every one is Ready.
+ */
+export async function startKwok(ctx: ComponentContext): Promise<ManagedProcess> {
+  const kwokDir = join(ctx.dir, 'kwok');
+  mkdirSync(kwokDir, { recursive: true });
+  const binary = requiredBinary(ctx, 'kwok');
+  const stages = join(kwokDir, 'stages.yaml');
+  writeFileSync(stages, execFileSync(binary, ['default-stages'], { encoding: 'utf8' }));
+  const args = [
+    `--kubeconfig=${kubeconfigPath(ctx)}`,
+    `--config=${stages}`,
+    `--manage-nodes-with-label-selector=${kwokNodeLabel.key}=${kwokNodeLabel.value}`,
+    `--node-lease-duration-seconds=${nodeLeaseSeconds}`,
+    '--cidr=10.244.0.0/16',
+  ];
+  const proc = startProcess({ name: 'kwok', executable: binary, args, logFile: logFile(ctx, 'kwok'), cwd: kwokDir });
+  return readyOrStop(proc, async () => {
+    for (const name of kwokNodeNames) await registerNode(ctx, name);
+    await waitUntil(
+      'kwok nodes Ready',
+      async () => {
+        for (const name of kwokNodeNames) {
+          const res = await kubeRequest(ctx, 'GET', `/api/v1/nodes/${name}`);
+          const node = res.body as { status?: { conditions?: { type: string; status: string }[] } };
+          if (!node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return false;
+        }
+        return true;
+      },
+      { timeoutMs: 60_000, proc, intervalMs: 300 },
+    );
+  });
+}
+
+/** Creates a simulated node (or keeps it when it exists: a restarted kwok finds its nodes again). */
+async function registerNode(ctx: ComponentContext, name: string): Promise<void> {
+  const resources = { cpu: '32', memory: '256Gi', pods: '110' };
+  const res = await kubeRequest(ctx, 'POST', '/api/v1/nodes', {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: {
+        [kwokNodeLabel.key]: kwokNodeLabel.value,
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        type: 'kwok',
+      },
+      annotations: { 'node.alpha.kubernetes.io/ttl': '0' },
+    },
+    status: { allocatable: resources, capacity: resources },
+  });
+  if (res.status !== 201 && res.status !== 409) {
+    throw new Error(`registering node ${name}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  }
+}
+
+function requiredPort(port: number | undefined, what: string): number {
+  if (port === undefined) throw new Error(`${what}: the stack has no port for it (start it with cluster: true)`);
+  return port;
+}
+
+function requiredBinary(ctx: ComponentContext, name: 'kube-controller-manager' | 'kube-scheduler' | 'kwok'): string {
+  const path = ctx.binaries[name];
+  if (!path) throw new Error(`${name}: not built (start the stack with cluster: true)`);
+  return path;
+}
+
+/** Whether a component's own HTTPS `/healthz` (self-signed certificate, open to anonymous) answers ok. */
+function healthzOk(port: number): Promise<boolean> {
+  return new Promise((resolveOk, reject) => {
+    const req = httpsRequest(
+      `https://127.0.0.1:${port}/healthz`,
+      { rejectUnauthorized: false, timeout: 2000 },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolveOk(res.statusCode === 200 && body.trim() === 'ok'));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** One request to kube-apiserver as the stack's admin; JSON in and out. */
+export function kubeRequest(
+  ctx: Pick<ComponentContext, 'pki' | 'ports'>,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolveRes, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = httpsRequest(
+      `https://127.0.0.1:${ctx.ports.kube}${path}`,
+      {
+        method,
+        ca: readFileSync(ctx.pki.caCert),
+        cert: readFileSync(ctx.pki.adminCert),
+        key: readFileSync(ctx.pki.adminKey),
+        timeout: 10_000,
+        headers:
+          payload === undefined ? {} : { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => {
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON: keep the text
+          }
+          resolveRes({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
 }

@@ -7,8 +7,13 @@ import {
   kubeconfigPath,
   postgresAvailable,
   postgresUrl,
+  kubeRequest,
+  kwokNodeLabel,
   startEtcd,
   startKubeApiserver,
+  startKubeControllerManager,
+  startKubeScheduler,
+  startKwok,
   startPostgres,
   startTemporal,
   type StackPorts,
@@ -18,8 +23,19 @@ import { ensurePki } from './pki';
 import { freePorts, isListening, isRunning, type ManagedProcess, pidExists, sleep, stopProcess } from './processes';
 import { stackDir, stacksRoot } from './paths';
 
-/** The servers of one stack, in start order. */
-export const componentNames = ['etcd', 'kube-apiserver', 'temporal', 'postgres'] as const;
+/** The servers of one stack, in start order (the last three with `cluster: true` only). */
+export const componentNames = [
+  'etcd',
+  'kube-apiserver',
+  'temporal',
+  'postgres',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kwok',
+] as const;
+
+/** The components of the whole cluster, stopped before kube-apiserver. */
+const clusterComponents = ['kwok', 'kube-scheduler', 'kube-controller-manager'] as const;
 /** One of {@link componentNames}. */
 export type ComponentName = (typeof componentNames)[number];
 
@@ -36,6 +52,8 @@ export interface StackState {
   readonly postgresPassword: string;
   /** See {@link StartStackOptions.postgresNativeDir}. */
   readonly postgresNativeDir?: string;
+  /** See {@link StartStackOptions.cluster}. */
+  readonly cluster?: boolean;
   processes: Partial<Record<ComponentName, ManagedProcess>>;
 }
 
@@ -117,6 +135,14 @@ export interface StartStackOptions {
    * @default that package's folder
    */
   readonly postgresNativeDir?: string;
+  /**
+   * Run the whole cluster, not only envtest's control plane: kube-controller-manager (ServiceAccount
+   * tokens, garbage collector, namespace, Deployment, ReplicaSet and node-lifecycle controllers),
+   * kube-scheduler and kwok with three simulated nodes whose Pods become Running and Ready. Costs their
+   * builds once (minutes, cached) and a few seconds and some memory per start.
+   * @default `HOMEOSTAT_DEVSTACK_CLUSTER=1` in the environment
+   */
+  readonly cluster?: boolean;
 }
 
 /**
@@ -149,6 +175,28 @@ export class Stack {
     return this.state.processes.postgres !== undefined;
   }
 
+  /** Whether the stack runs the whole cluster (see {@link StartStackOptions.cluster}). */
+  get hasCluster(): boolean {
+    return this.state.cluster === true;
+  }
+
+  /**
+   * Stops (`false`) or resumes (`true`) a simulated node's heartbeat: kwok manages only nodes with its
+   * label, so without it nobody renews the node's Lease, and after the grace period (16 s) the
+   * node-lifecycle controller marks it NotReady and, 10 s later, evicts its Pods.
+   */
+  async setNodeHeartbeat(node: string, beating: boolean): Promise<void> {
+    if (!this.hasCluster) throw new Error('setNodeHeartbeat: the stack runs no simulated nodes (cluster: true)');
+    const res = await kubeRequest(
+      this.ctx,
+      'PATCH',
+      `/api/v1/nodes/${encodeURIComponent(node)}`,
+      { metadata: { labels: { [kwokNodeLabel.key]: beating ? kwokNodeLabel.value : null } } },
+      'application/merge-patch+json',
+    );
+    if (res.status !== 200) throw new Error(`setNodeHeartbeat ${node}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  }
+
   /** Endpoints for clients. */
   get endpoints(): StackEndpoints {
     return endpointsOf(this.state);
@@ -158,7 +206,7 @@ export class Stack {
   static async attach(name: string): Promise<Stack> {
     const state = readState(name);
     if (!state) throw new Error(`no devstack named ${name} (run: npm run devstack -- up)`);
-    const binaries = await ensureBinaries();
+    const binaries = await ensureBinaries(() => {}, { cluster: state.cluster });
     return new Stack(state, {
       dir: state.dir,
       ports: state.ports,
@@ -166,6 +214,7 @@ export class Stack {
       pki: ensurePki(join(state.dir, 'pki')),
       postgresPassword: state.postgresPassword,
       postgresNativeDir: state.postgresNativeDir,
+      cluster: state.cluster,
     });
   }
 
@@ -188,9 +237,20 @@ export class Stack {
     }
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(join(dir, 'logs'), { recursive: true });
-    const binaries = await ensureBinaries(progress);
-    const [temporal, temporalHttp, temporalUi, temporalMetrics, etcdClient, etcdPeer, kube, postgres] =
-      await freePorts(8);
+    const cluster = options.cluster ?? process.env.HOMEOSTAT_DEVSTACK_CLUSTER === '1';
+    const binaries = await ensureBinaries(progress, { cluster });
+    const [
+      temporal,
+      temporalHttp,
+      temporalUi,
+      temporalMetrics,
+      etcdClient,
+      etcdPeer,
+      kube,
+      postgres,
+      kubeControllerManager,
+      kubeScheduler,
+    ] = await freePorts(10);
     const state: StackState = {
       name,
       dir,
@@ -206,9 +266,11 @@ export class Stack {
         etcdPeer: etcdPeer!,
         kube: kube!,
         postgres: postgres!,
+        ...(cluster ? { kubeControllerManager: kubeControllerManager!, kubeScheduler: kubeScheduler! } : {}),
       },
       postgresPassword: randomBytes(18).toString('base64url'),
       ...(options.postgresNativeDir ? { postgresNativeDir: options.postgresNativeDir } : {}),
+      ...(cluster ? { cluster } : {}),
       processes: {},
     };
     saveState(state);
@@ -219,11 +281,21 @@ export class Stack {
       pki: ensurePki(join(dir, 'pki')),
       postgresPassword: state.postgresPassword,
       postgresNativeDir: state.postgresNativeDir,
+      cluster,
     });
     // Wait for every start to settle before acting on a failure: stopping while others are still
     // starting would miss them, and a failed start would leave servers running (issue 14).
     const results = await Promise.allSettled([
-      stack.startComponent('etcd', progress).then(() => stack.startComponent('kube-apiserver', progress)),
+      stack
+        .startComponent('etcd', progress)
+        .then(() => stack.startComponent('kube-apiserver', progress))
+        .then(async () => {
+          if (!cluster) return;
+          // kwok's nodes need no controller to become Ready; the three start side by side.
+          const started = await Promise.allSettled(clusterComponents.map((c) => stack.startComponent(c, progress)));
+          const failure = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          if (failure) throw failure.reason;
+        }),
       stack.startComponent('temporal', progress),
       ...(withPostgres ? [stack.startComponent('postgres', progress)] : []),
     ]);
@@ -246,6 +318,9 @@ export class Stack {
       'kube-apiserver': startKubeApiserver,
       temporal: startTemporal,
       postgres: startPostgres,
+      'kube-controller-manager': startKubeControllerManager,
+      'kube-scheduler': startKubeScheduler,
+      kwok: startKwok,
     };
     const proc = await starters[component](this.ctx);
     this.state = {
@@ -269,8 +344,11 @@ export class Stack {
       'kube-apiserver': this.state.ports.kube,
       temporal: this.state.ports.temporal,
       postgres: this.state.ports.postgres,
+      'kube-controller-manager': this.state.ports.kubeControllerManager,
+      'kube-scheduler': this.state.ports.kubeScheduler,
+      kwok: undefined,
     }[component];
-    for (let i = 0; i < 100 && (await isListening(port)); i++) await sleep(100);
+    for (let i = 0; port !== undefined && i < 100 && (await isListening(port)); i++) await sleep(100);
     const processes = { ...this.state.processes };
     delete processes[component];
     this.state = { ...this.state, processes };
@@ -280,7 +358,9 @@ export class Stack {
   /** Stops every component (in reverse start order) and removes the data unless `keepData`. */
   async stop(options: { keepData?: boolean } = {}): Promise<void> {
     await Promise.all([
-      this.stopComponent('kube-apiserver').then(() => this.stopComponent('etcd')),
+      Promise.all(clusterComponents.map((c) => this.stopComponent(c)))
+        .then(() => this.stopComponent('kube-apiserver'))
+        .then(() => this.stopComponent('etcd')),
       this.stopComponent('temporal'),
       this.stopComponent('postgres'),
     ]);
@@ -297,7 +377,7 @@ export function startStack(options: StartStackOptions = {}): Promise<Stack> {
 export async function stopStack(name: string, options: { keepData?: boolean } = {}): Promise<boolean> {
   const state = readState(name);
   if (!state) return false;
-  for (const component of ['kube-apiserver', 'etcd', 'temporal', 'postgres'] as const) {
+  for (const component of [...clusterComponents, 'kube-apiserver', 'etcd', 'temporal', 'postgres'] as const) {
     const proc = state.processes[component];
     if (proc) await stopProcess(proc, component === 'postgres' ? 'SIGINT' : 'SIGTERM');
   }
