@@ -7,12 +7,13 @@ import { parseArgs } from 'node:util';
 import { ensureBinaries } from './binaries';
 import { cleanupStaleStacks, endpointsOf, envLines, stackStatus, startStack, stopStack } from './stack';
 
-const usage = `usage: npm run devstack -- <up|down|status|env|build> [--name NAME] [--keep]
-  up      build what is missing, start the stack, print its endpoints
+const usage = `usage: npm run devstack -- <up|down|status|env|build> [--name NAME] [--keep] [--cluster]
+  up      build what is missing, start the stack, print its endpoints (--cluster: also controllers,
+          scheduler and simulated nodes, so Deployments get Pods; also HOMEOSTAT_DEVSTACK_CLUSTER=1)
   down    stop the stack and remove its data (--keep keeps the data)
   status  show whether each server runs
   env     print the stack's environment (eval "$(npm run -s devstack -- env)")
-  build   only build (or find cached) the server binaries`;
+  build   only build (or find cached) the server binaries (--cluster: the cluster's too)`;
 
 const log = (line: string): void => {
   process.stderr.write(`[devstack] ${line}\n`);
@@ -38,6 +39,7 @@ async function main(): Promise<number> {
     options: {
       name: { type: 'string', default: 'default' },
       keep: { type: 'boolean', default: false },
+      cluster: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -49,15 +51,22 @@ async function main(): Promise<number> {
   }
   switch (command) {
     case 'build': {
-      const paths = await ensureBinaries(log);
-      for (const [k, v] of Object.entries(paths)) process.stdout.write(`${k.padEnd(16)}${v}\n`);
+      const paths = await ensureBinaries(log, {
+        cluster: values.cluster ?? process.env.HOMEOSTAT_DEVSTACK_CLUSTER === '1',
+      });
+      for (const [k, v] of Object.entries(paths)) process.stdout.write(`${k.padEnd(24)}${v}\n`);
       return 0;
     }
     case 'up': {
       const cleaned = await cleanupStaleStacks();
       if (cleaned.length) log(`removed stale stacks: ${cleaned.join(', ')}`);
       const started = Date.now();
-      const stack = await startStack({ name, detached: true, progress: log });
+      const stack = await startStack({
+        name,
+        detached: true,
+        progress: log,
+        ...(values.cluster === undefined ? {} : { cluster: values.cluster }),
+      });
       log(`stack ${name} ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
       printEndpoints(stack.endpoints);
       return 0;
@@ -75,8 +84,11 @@ async function main(): Promise<number> {
         process.stdout.write(`no stack named ${name}\n`);
         return 1;
       }
-      for (const [k, v] of Object.entries(status.running))
-        process.stdout.write(`${k.padEnd(16)}${v ? 'running' : 'stopped'}\n`);
+      const clusterOnly = new Set(['kube-controller-manager', 'kube-scheduler', 'kwok']);
+      for (const [k, v] of Object.entries(status.running)) {
+        if (clusterOnly.has(k) && !status.state.cluster) continue; // not part of this stack
+        process.stdout.write(`${k.padEnd(24)}${v ? 'running' : 'stopped'}\n`);
+      }
       process.stdout.write('\n');
       printEndpoints(endpointsOf(status.state));
       return Object.values(status.running).every(Boolean) ? 0 : 1;
