@@ -2,7 +2,7 @@
  * The activities of the per-object workflow, built by {@link createActivities} from their clients:
  * observing the object (read, validate, add the finalizer), writing status, removing the finalizer,
  * and one activity per reconciler step. Activities keep no state between calls and may run more than
- * once. Status goes to the status subresource of kinds homeostat defines and to annotations on kinds
+ * once. Status writes merge conditions by type, keeping those of other controllers. Status goes to the status subresource of kinds homeostat defines and to annotations on kinds
  * it does not (a `Namespace`: see `statusAnnotations`); an object that no longer matches its
  * reconciler's label selector is released (finalizer and status annotations removed) and treated as
  * gone.
@@ -93,6 +93,43 @@ export function ownedStatus(obj: CustomObject, location: StatusLocation = 'subre
         }
       : {}),
   };
+}
+
+/** The condition types homeostat always reports (`desiredStatus` in workflows/object-state.ts). */
+export const homeostatConditionTypes = ['Ready', 'Progressing', 'Degraded'] as const;
+
+/**
+ * The condition type of one step, `connection-secret` → `ConnectionSecretReady`: the same rule as
+ * `stepConditionType` in workflows/object-state.ts, which this folder may not import (a unit test
+ * checks that the two agree).
+ */
+export function stepConditionTypeOf(step: string): string {
+  return `${step
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('')}Ready`;
+}
+
+/**
+ * The condition types homeostat owns on an object of `plan`: `Ready`, `Progressing`, `Degraded`, one
+ * `<Step>Ready` per step and cleanup step, and whatever it is writing now. Every other condition
+ * belongs to another controller (or a person) and is kept as it is by status writes.
+ */
+export function ownedConditionTypes(
+  plan: Pick<ReconcilerPlan, 'steps' | 'cleanup'>,
+  writing: ObjectStatus,
+): Set<string> {
+  return new Set<string>([
+    ...homeostatConditionTypes,
+    ...[...plan.steps, ...(plan.cleanup ?? [])].map((s) => stepConditionTypeOf(s.name)),
+    ...(writing.conditions ?? []).map((c) => c.type),
+  ]);
+}
+
+/** `status` with only the conditions of `owned` types: what a status write compares with what it writes. */
+function onlyOwned(status: ObjectStatus, owned: ReadonlySet<string>): ObjectStatus {
+  return status.conditions ? { ...status, conditions: status.conditions.filter((c) => owned.has(c.type)) } : status;
 }
 
 function snapshotOf(obj: CustomObject, location: StatusLocation): ObjectSnapshot {
@@ -266,13 +303,19 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
       for (let i = 0; ; i++) {
         const obj = await primary.get(plan, input.ref);
         if (!obj || obj.metadata.uid !== input.uid) return { written: false, reason: 'gone' };
-        if (sameStatus(ownedStatus(obj, location), input.status)) return { written: false, reason: 'unchanged' };
+        const owned = ownedConditionTypes(plan, input.status);
+        if (sameStatus(onlyOwned(ownedStatus(obj, location), owned), input.status)) {
+          return { written: false, reason: 'unchanged' };
+        }
         const before = location === 'annotations' ? annotatedStatus(obj) : (obj.status ?? {});
         const existing = Array.isArray(before.conditions)
           ? (before.conditions as { type?: string; status?: string; lastTransitionTime?: string }[])
           : [];
         const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-        const conditions = input.status.conditions.map((c) => {
+        // Merged by type: homeostat's conditions replaced, every other controller's kept as read
+        // (after homeostat's, in their order). The resourceVersion precondition below makes the merge safe: a
+        // condition written meanwhile is a 409, and the merge is redone on what is there then.
+        const ours = input.status.conditions.map((c) => {
           const previous = existing.find((e) => e.type === c.type);
           return {
             ...c,
@@ -280,6 +323,8 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
               previous?.status === c.status && previous.lastTransitionTime ? previous.lastTransitionTime : now,
           };
         });
+        const foreign = existing.filter((e) => typeof e.type === 'string' && !owned.has(e.type));
+        const conditions = [...ours, ...foreign];
         const { observedGeneration, phase } = input.status;
         try {
           if (location === 'annotations') {

@@ -1,7 +1,7 @@
 /**
  * Kubernetes access used by the activities: the reconciled object (a custom resource or a core kind
  * such as `Namespace`, namespaced or cluster-scoped) through merge patches with resourceVersion
- * preconditions, owned children through server-side apply, and `events.k8s.io/v1` Events. URLs of
+ * preconditions, owned children (created, then server-side applied, only when this owner controls them), and `events.k8s.io/v1` Events. URLs of
  * kinds other than the primary's come from API discovery (the client's cached resource lists). Every
  * client error leaves as a `HomeostatError`.
  */
@@ -10,7 +10,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { ChildClient, ObjectIdentity } from '../core/reconciler';
 import type { ReconcilerPlan } from '../core/plan';
 import type { ObjectRef } from '../core/definitions';
-import { fromKubernetesError, HomeostatError, isNotFound } from '../core/errors';
+import { adoptionRefused, fromKubernetesError, HomeostatError, isConflict, isNotFound } from '../core/errors';
 import type { EventRecord } from '../core/activity-contract';
 import { statusAnnotations } from '../core/status';
 
@@ -191,16 +191,76 @@ async function placed<T extends Pick<k8s.KubernetesObject, 'apiVersion' | 'kind'
 }
 
 /**
- * A {@link ChildClient} for one owner: server-side apply with a field manager and an ownerReference.
- * A namespaced child defaults to the owner's namespace; a cluster-scoped owner (a `Namespace`, a
- * cluster-scoped CRD) may own cluster-scoped children and namespaced children in any namespace, named
- * explicitly. A namespaced owner cannot own a cluster-scoped child (Kubernetes' garbage collector
- * refuses such ownerReferences): that apply fails terminally.
+ * The labels homeostat puts on every child it creates: who manages it and which object owns it. The
+ * bridge watches owned kinds by {@link managedByLabel} only, so it never lists the cluster's other
+ * Secrets or ConfigMaps. Labels are forgeable by whoever can write the object: they select what the
+ * bridge caches, never what homeostat may change — the controller ownerReference's UID decides that.
+ * `informer-bridge/operator-resources.ts` holds the same selector (the bridge may not import this folder).
+ */
+export const childLabels = {
+  managedBy: 'app.kubernetes.io/managed-by',
+  ownerUid: 'homeostat.dev/owner-uid',
+} as const;
+
+/** The value of {@link childLabels}`.managedBy` on homeostat's children. */
+export const managedByValue = 'homeostat';
+
+/** The controller ownerReference of `obj`, if any. */
+function controllerOf(obj: k8s.KubernetesObject): k8s.V1OwnerReference | undefined {
+  return (obj.metadata?.ownerReferences ?? []).find((o) => o.controller === true);
+}
+
+/** How many times an apply re-reads a child that changed between its ownership check and its write. */
+const childConflictRetries = 5;
+
+/**
+ * A {@link ChildClient} for one owner. homeostat changes only children it controls:
+ * - absent: created with `POST` (create-only: if someone creates the name first, 409 AlreadyExists and
+ *   the ownership check below runs on theirs), carrying {@link childLabels} and the owner's controller
+ *   ownerReference;
+ * - present and controlled by this owner (an ownerReference with `controller: true` and the owner's
+ *   UID): server-side apply with `force` (homeostat's fields are put back: self-healing) and the
+ *   resourceVersion just read as a precondition, so a child replaced or re-owned between the check and
+ *   the write fails with 409 and is checked again;
+ * - present and not controlled by this owner, whatever its labels say: refused with
+ *   `adoptionRefused` naming it (controller-runtime's `SetControllerReference` refusal), untouched.
+ * Server-side apply without `force` would not protect an unowned object: list-map fields (a Service's
+ * ports, ownerReferences) merge by key, so an apply adds to them without any conflict.
+ * After a create, homeostat's `Update` entry in managedFields is dropped (once), so later applies own
+ * exactly the fields they send and a field removed from the desired state is removed from the child.
+ *
+ * A namespaced child defaults to the owner's namespace, and a namespaced owner's children must live in
+ * its namespace (Kubernetes' garbage collector ignores cross-namespace owners); a cluster-scoped owner
+ * (a `Namespace`, a cluster-scoped CRD) may own cluster-scoped children and namespaced children in any
+ * namespace, named explicitly. A namespaced owner cannot own a cluster-scoped child: that apply fails
+ * terminally. Deleting a child that this owner does not control leaves it alone.
  */
 export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldManager: string): ChildClient {
   const objects = objectApiFor(kc);
   const describe = (child: Pick<k8s.KubernetesObject, 'kind' | 'metadata'>) =>
     `${child.kind ?? '?'} ${child.metadata?.namespace ?? owner.namespace ?? ''}/${child.metadata?.name ?? '?'}`;
+  const ownedBy = (obj: k8s.KubernetesObject): boolean => controllerOf(obj)?.uid === owner.uid;
+  const ownerName = `${owner.kind} ${owner.namespace ? `${owner.namespace}/` : ''}${owner.name}`;
+  /** Places a child and refuses namespaces a namespaced owner cannot own children in. */
+  const placeChild = async <T extends Pick<k8s.KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>>(
+    child: T,
+    what: string,
+  ): Promise<T> => {
+    if (owner.namespace && child.metadata?.namespace && child.metadata.namespace !== owner.namespace) {
+      throw new HomeostatError(
+        'ERR_STEP_TERMINAL',
+        `${what} ${describe(child)}: namespaced ${ownerName} can own children only in its own namespace`,
+      );
+    }
+    return placed(objects, owner, child, what);
+  };
+  const refusal = (existing: k8s.KubernetesObject, child: k8s.KubernetesObject): HomeostatError => {
+    const controller = controllerOf(existing);
+    const why = controller
+      ? `it is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid}), not by ${ownerName}`
+      : `it exists and is not controlled by ${ownerName}; homeostat does not adopt what it did not create`;
+    return adoptionRefused(describe(child), why);
+  };
   return {
     async apply<T extends k8s.KubernetesObject>(child: T): Promise<T> {
       const ownerReference: k8s.V1OwnerReference = {
@@ -219,24 +279,91 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
               `${owner.namespace}/${owner.name} (Kubernetes allows only cluster-scoped owners of cluster-scoped objects)`,
           );
         }
-        const body = await placed(
-          objects,
-          owner,
-          { ...child, metadata: { ...child.metadata, ownerReferences: [ownerReference] } },
+        const body = await placeChild(
+          {
+            ...child,
+            metadata: {
+              ...child.metadata,
+              labels: {
+                ...child.metadata?.labels,
+                [childLabels.managedBy]: managedByValue,
+                [childLabels.ownerUid]: owner.uid,
+              },
+              ownerReferences: [ownerReference],
+            },
+          },
           'apply',
         );
-        // managedFields and resourceVersion must not be sent with an apply.
+        // managedFields, resourceVersion and uid are the server's (or our preconditions), never the step's.
         delete body.metadata?.managedFields;
         delete body.metadata?.resourceVersion;
-        return await objects.patch(body, undefined, undefined, fieldManager, true, k8s.PatchStrategy.ServerSideApply);
+        delete body.metadata?.uid;
+        for (let attempt = 0; ; attempt++) {
+          let existing: T | undefined;
+          try {
+            existing = await objects.read<T>(body as Parameters<typeof objects.read<T>>[0]);
+          } catch (err) {
+            if (!isNotFound(err)) throw err;
+          }
+          try {
+            if (!existing) {
+              existing = await objects.create(body, undefined, undefined, fieldManager);
+            }
+            if (!ownedBy(existing)) throw refusal(existing, body);
+            const precondition = {
+              ...body,
+              metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+            };
+            let applied: T = await objects.patch<T>(
+              precondition,
+              undefined,
+              undefined,
+              fieldManager,
+              true,
+              k8s.PatchStrategy.ServerSideApply,
+            );
+            const mine = (applied.metadata?.managedFields ?? []).filter(
+              (m) => m.manager === fieldManager && m.operation === 'Update' && !m.subresource,
+            );
+            if (mine.length > 0) {
+              // The create's entry: drop it so the applies own exactly what they send (see above).
+              applied = await objects.patch<T>(
+                {
+                  apiVersion: applied.apiVersion,
+                  kind: applied.kind,
+                  metadata: {
+                    name: applied.metadata?.name,
+                    ...(applied.metadata?.namespace ? { namespace: applied.metadata.namespace } : {}),
+                    resourceVersion: applied.metadata?.resourceVersion,
+                    managedFields: (applied.metadata?.managedFields ?? []).filter((m) => !mine.includes(m)),
+                  },
+                } as T,
+                undefined,
+                undefined,
+                fieldManager,
+                undefined,
+                k8s.PatchStrategy.MergePatch,
+              );
+            }
+            return applied;
+          } catch (err) {
+            // 409: created by someone else first, or changed since it was read: read and check again.
+            if (isConflict(err) && attempt < childConflictRetries) continue;
+            throw err;
+          }
+        }
       } catch (err) {
         throw fromKubernetesError(err, `apply ${describe(child)}`);
       }
     },
     async delete(child) {
       try {
-        const placedChild = await placed(objects, owner, child, 'delete');
-        await objects.delete(placedChild, undefined, undefined, undefined, undefined, 'Background');
+        const placedChild = await placeChild(child, 'delete');
+        const existing = await objects.read(placedChild as Parameters<typeof objects.read>[0]);
+        if (!ownedBy(existing)) return; // not ours: left alone (deleting it would be the takeover)
+        await objects.delete(placedChild, undefined, undefined, undefined, undefined, 'Background', {
+          preconditions: { uid: existing.metadata?.uid },
+        });
       } catch (err) {
         if (isNotFound(err)) return;
         throw fromKubernetesError(err, `delete ${describe(child)}`);
