@@ -38,7 +38,7 @@ export {
   type DiscoveredResource,
   type ResourceMapper,
 } from './discovery';
-export { watchedResourcesFor, type WatchSource } from './operator-resources';
+export { ownedChildSelector, watchedResourcesFor, type WatchSource } from './operator-resources';
 export {
   ReferenceIndex,
   referenceKey,

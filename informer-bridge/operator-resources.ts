@@ -19,6 +19,14 @@ export interface WatchSource {
   readonly reconcilers: readonly Pick<Reconciler<any>, 'plan' | 'labelSelector' | 'references'>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
+/**
+ * The label selector owned children are watched by: the label homeostat's worker puts on every child
+ * it creates (`childLabels` in activities/kubernetes.ts; this folder may not import that one, a unit
+ * test checks that they agree). A label is forgeable, so it only narrows what the bridge caches; which
+ * owner a change signals still comes from the child's ownerReferences.
+ */
+export const ownedChildSelector = 'app.kubernetes.io/managed-by=homeostat';
+
 const apiVersionOf = (group: string, version: string): string => (group ? `${group}/${version}` : version);
 
 interface Entry {
@@ -38,8 +46,9 @@ function addKind(list: OwnerKind[], kind: OwnerKind): void {
 /**
  * The resources to watch for an operator, resolved through `discovery` (an {@link ApiDiscovery} of the
  * cluster, or the cluster's kubeconfig). Owned kinds shared by several reconcilers are watched once,
- * with every owner kind listed; a kind referenced (whether owned too or not) is watched once, as
- * metadata only, so the bridge holds no Secret data.
+ * with every owner kind listed, as metadata only and by {@link ownedChildSelector}; a kind referenced
+ * (whether owned too or not) is watched once, unfiltered, as metadata only. The bridge holds no Secret
+ * data and nothing of objects homeostat neither created nor references.
  * @throws DiscoveryError naming every kind the API server does not serve, or a primary whose plan's
  *   plural or scope disagrees with the server
  */
@@ -106,10 +115,13 @@ export async function watchedResourcesFor(
     ...r,
     ...(owners.length > 0 ? { owners } : {}),
     ...(referrers.length > 0 ? { referrers } : {}),
-    // Referenced kinds need only their resourceVersion; so do owned kinds that are referenced too (a
-    // Secret): for kinds without generations a new resourceVersion is then the change. Owned-only
-    // kinds stay whole, so their predicates can tell a content change from metadata churn.
-    ...(referrers.length > 0 ? { metadataOnly: true } : {}),
+    // The bridge needs no owned or referenced object's data: only owners, generations and
+    // resourceVersions (for kinds without generations a new resourceVersion is the change). Owned-only
+    // kinds are also listed by homeostat's label, so the cluster's other Secrets, ConfigMaps,
+    // Deployments and Services are never listed, watched or cached. A kind referenced too (a server
+    // Secret, which homeostat did not create) is watched unfiltered, as metadata.
+    metadataOnly: true,
+    ...(referrers.length === 0 ? { labelSelector: ownedChildSelector } : {}),
   }));
   return [...primaries, ...related];
 }

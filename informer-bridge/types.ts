@@ -36,12 +36,13 @@ export interface WatchedResource {
   readonly referrers?: readonly OwnerKind[];
   /**
    * List and watch metadata only (`PartialObjectMetadata`): the cache keeps no data, and a new
-   * resourceVersion is the change. For referenced kinds, which need nothing else. @default false
+   * resourceVersion is the change. For owned and referenced kinds, which need nothing else. @default false
    */
   readonly metadataOnly?: boolean;
   /**
-   * For primary kinds: only objects matching this label selector are watched (a reconciler's
-   * `labelSelector`), combined with the bridge's own selector. @default every object
+   * Only objects matching this label selector are watched, combined with the bridge's own selector:
+   * for primary kinds a reconciler's `labelSelector`, for owned kinds homeostat's own label
+   * (`ownedChildSelector`). @default every object
    */
   readonly labelSelector?: string;
   /** Label keys whose changes matter to the reconciler (signal on change). @default [] */

@@ -2,6 +2,7 @@ import { builtinOperator } from '../../../builtin';
 import {
   type DiscoveredResource,
   DiscoveryError,
+  ownedChildSelector,
   type ResourceMapper,
   watchedResourcesFor,
 } from '../../../informer-bridge';
@@ -31,6 +32,7 @@ const r = (group: string, version: string, kind: string, plural: string, namespa
 const cluster = [
   r('homeostat.dev', 'v1alpha1', 'PostgresDatabase', 'postgresdatabases'),
   r('homeostat.dev', 'v1alpha1', 'App', 'apps'),
+  r('homeostat.dev', 'v1alpha1', 'PostgresServer', 'postgresservers', false),
   r('', 'v1', 'Secret', 'secrets'),
   r('', 'v1', 'ConfigMap', 'configmaps'),
   r('', 'v1', 'Service', 'services'),
@@ -40,18 +42,17 @@ const cluster = [
 ];
 
 describe('watched resources of an operator, from discovery', () => {
-  it('given the built-in operator, each kind is watched once; Secret, owned and referenced by PostgresDatabase, is watched as metadata only', async () => {
+  it('given the built-in operator, each kind is watched once, as metadata only; owned-only kinds by homeostat’s label, Secret (owned and referenced) unfiltered', async () => {
     const resources = await watchedResourcesFor(builtinOperator, served(cluster));
-    const byKind = Object.fromEntries(resources.map((x) => [x.kind, x]));
-    expect(Object.keys(byKind).sort()).toEqual([
-      'App',
-      'ConfigMap',
-      'Deployment',
-      'PostgresDatabase',
-      'Secret',
-      'Service',
-    ]);
-    expect(resources).toHaveLength(6);
+    // Related (owned or referenced) kinds; a primary kind may also be referenced (watched twice then).
+    const related = resources.filter((x) => x.owners || x.referrers);
+    const byKind = Object.fromEntries(
+      [...resources.filter((x) => !x.owners && !x.referrers), ...related].map((x) => [x.kind, x]),
+    );
+    expect(Object.keys(byKind)).toEqual(
+      expect.arrayContaining(['App', 'ConfigMap', 'Deployment', 'PostgresDatabase', 'Secret', 'Service']),
+    );
+    expect(new Set(related.map((x) => x.kind)).size).toBe(related.length); // each related kind once
     expect(byKind.Deployment).toMatchObject({
       group: 'apps',
       plural: 'deployments',
@@ -61,10 +62,13 @@ describe('watched resources of an operator, from discovery', () => {
       group: '',
       plural: 'secrets',
       owners: [{ group: 'homeostat.dev', kind: 'PostgresDatabase' }],
-      referrers: [{ group: 'homeostat.dev', kind: 'PostgresDatabase' }],
+      referrers: [expect.objectContaining({ group: 'homeostat.dev' })],
     });
     expect(byKind.Secret!.metadataOnly).toBe(true);
-    expect(byKind.ConfigMap!.metadataOnly).toBeUndefined(); // owned only: content compared
+    expect(byKind.Secret!.labelSelector).toBeUndefined(); // referenced too: a server Secret carries no homeostat label
+    for (const owned of ['ConfigMap', 'Deployment', 'Service']) {
+      expect(byKind[owned]).toMatchObject({ metadataOnly: true, labelSelector: ownedChildSelector });
+    }
     expect(byKind.App).toEqual({
       group: 'homeostat.dev',
       version: 'v1alpha1',
@@ -111,6 +115,8 @@ describe('watched resources of an operator, from discovery', () => {
         kind: 'ConfigMap',
         namespaced: true,
         owners: [{ group: '', kind: 'Namespace' }],
+        metadataOnly: true,
+        labelSelector: 'app.kubernetes.io/managed-by=homeostat',
       },
       {
         group: '',
