@@ -232,7 +232,8 @@ export async function runDev(options: DevOptions): Promise<void> {
       .join(',');
     say(kubectl('get', plurals, '-A').trimEnd());
     say('\nwhere to look:');
-    const first = watched[0];
+    // A namespaced example first: its namespace makes the most useful Temporal UI query.
+    const first = watched.find((w) => w.namespace) ?? watched[0];
     const query = encodeURIComponent(
       first?.namespace
         ? `HomeostatNamespace="${first.namespace}"`

@@ -1,5 +1,22 @@
-/** `PostgresDatabase`: a database and its owner role on a real PostgreSQL server, with a connection Secret. */
+/**
+ * PostgreSQL: `PostgresServer` (cluster-scoped; its admin Secret kept in homeostat's own namespace) and
+ * `PostgresDatabase` (a database and its owner role on a server, with a connection Secret).
+ */
 
-export { postgresDatabaseReconciler, connectionSecretName, fromPostgresError } from './reconciler';
+export {
+  createPostgresDatabaseReconciler,
+  postgresDatabaseReconciler,
+  connectionSecretName,
+  ownerMark,
+  markedUid,
+  extensionSchema,
+} from './reconciler';
 export { postgresDatabasePlan } from './plan';
 export { postgresDatabaseSpec, type PostgresDatabaseSpec } from './schema';
+export { createPostgresServerReconciler, postgresServerReconciler } from './server-reconciler';
+export { postgresServerPlan } from './server-plan';
+export { postgresServerSpec, selectorMatches, type PostgresServerSpec, type NamespaceSelector } from './server-schema';
+export { defaultSystemNamespace, type PostgresOptions } from './server';
+export { scramSha256Verifier } from './scram';
+export { parseServerUrl, tlsOptionsFor, type ServerAddress, type SslMode } from './connection';
+export { fromPostgresError } from './errors';

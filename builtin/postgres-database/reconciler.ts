@@ -1,16 +1,55 @@
 /**
- * The `PostgresDatabase` reconciler: a database and its owner role on a real PostgreSQL server named
- * by a Secret, kept in line with the spec. Every step is idempotent and re-reads what it needs, so a
- * worker killed mid-step is harmless: the role's password lives only in the connection Secret (owned
- * by the object) and the `role` step sets it on every pass, so the Secret's password always works.
+ * The `PostgresDatabase` reconciler: a database and its owner role on a `PostgresServer`, kept in line
+ * with the spec, and a connection Secret owned by the object.
+ *
+ * Tenant isolation (issue 13). A tenant controls this object's spec and nothing else, so:
+ * - The server is named (`serverRef`), never its admin Secret, which lives in homeostat's own namespace;
+ *   the server's `namespaceSelector` must select the object's namespace.
+ * - What homeostat creates carries the object's UID (`COMMENT ON ROLE/DATABASE`, see {@link ownerMark}).
+ *   The UID is assigned by the API server, not written by the tenant, and only a role with CREATEROLE
+ *   may comment on a role, so the mark cannot be forged through the spec or by the tenant's own role.
+ *   An existing role or database without this object's mark is refused (`AdoptionRefused`) and left
+ *   untouched; superusers and roles with CREATEROLE, REPLICATION or BYPASSRLS always are. Deletion
+ *   (`deletionPolicy: Delete`) drops only what carries the mark.
+ * - The password is sent only when the role is created, or when a login with the stored password fails,
+ *   and then as a SCRAM-SHA-256 verifier computed here: never in clear, so never in the server's
+ *   statement log or `pg_stat_activity`.
+ * - Extensions come from the server's allow-list and are created in a schema the tenant cannot write to
+ *   (see the `extensions` step).
+ *
+ * Every step is idempotent and re-reads what it needs, so a worker killed mid-step is harmless: the role
+ * is created and marked in one transaction, and a database left unmarked by a crash between `CREATE
+ * DATABASE` (which cannot run in a transaction) and its `COMMENT` is recognised by its owner, the role
+ * this object marked.
  */
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { Client, type ClientConfig } from 'pg';
-import { HomeostatError, isHomeostatError } from '../../reconcilers';
-import { defineReconciler, type CrdOptions, type ReferenceWatch, type StepContext } from '../../reconcilers';
+import type { Client } from 'pg';
+import {
+  adoptionRefused,
+  defineReconciler,
+  HomeostatError,
+  terminal,
+  type CrdOptions,
+  type ReferenceWatch,
+  type StepContext,
+} from '../../reconcilers';
+import { connect, tenantUrl, type ServerAddress } from './connection';
+import { fromPostgresError } from './errors';
+import { scramSha256Verifier } from './scram';
+import {
+  adminFacts,
+  adminProblem,
+  defaultSystemNamespace,
+  resolveServer,
+  type AdminFacts,
+  type PostgresOptions,
+  type ResolvedServer,
+} from './server';
 import { postgresDatabasePlan } from './plan';
 import { postgresDatabaseSpec, type PostgresDatabaseSpec } from './schema';
+
+export { fromPostgresError };
 
 type Ctx = StepContext<PostgresDatabaseSpec>;
 
@@ -19,74 +58,28 @@ export function connectionSecretName(ctx: Pick<Ctx, 'spec' | 'object'>): string 
   return ctx.spec.connectionSecretName ?? `${ctx.object.name}-connection`;
 }
 
+const markPrefix = 'homeostat.dev/owner-uid=';
+const markPattern = /^homeostat\.dev\/owner-uid=([0-9a-f-]{1,64})$/;
+
+/** The comment homeostat puts on a role or database it created for the object with this UID. */
+export function ownerMark(uid: string): string {
+  return `${markPrefix}${uid}`;
+}
+
+/** The UID in a homeostat ownership mark, or `undefined` for any other comment (or none). */
+export function markedUid(comment: string | null | undefined): string | undefined {
+  return comment ? markPattern.exec(comment)?.[1] : undefined;
+}
+
+/** The schema extensions are created in: owned by the admin, so the database owner cannot write to it. */
+export const extensionSchema = 'extensions';
+
 const decode = (secret: V1Secret | undefined, key: string): string | undefined => {
   const value = secret?.data?.[key];
   return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 };
 
-/** SQLSTATE classes and Node error codes that mean "the server is not reachable right now". */
-const unavailable = /^(08|57P0[1-3]|53300)/;
-const networkCodes = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-  'EPIPE',
-  'EAI_AGAIN',
-]);
-
-/** Maps a `pg` error to homeostat's catalog: unreachable → retryable, unsupported extension → terminal. */
-export function fromPostgresError(err: unknown, what: string): HomeostatError {
-  const e = err as { code?: unknown; message?: unknown };
-  const code = typeof e.code === 'string' ? e.code : '';
-  const message = `${what}: ${typeof e.message === 'string' ? e.message : String(err)}`;
-  if (networkCodes.has(code) || unavailable.test(code) || /Connection terminated|timeout/i.test(message)) {
-    return new HomeostatError('ERR_NETWORK', `PostgreSQL unreachable: ${message}`, { cause: err });
-  }
-  if (code === '0A000' || code === '58P01' || code === '42704') {
-    return new HomeostatError('ERR_STEP_TERMINAL', message, { cause: err });
-  }
-  return new HomeostatError('ERR_STEP_FAILED', message, { cause: err });
-}
-
-/** Reads the admin URL from the server Secret (referenced, not owned: see `references`). */
-async function adminUrl(ctx: Ctx): Promise<URL> {
-  const ref = ctx.spec.serverSecretRef;
-  const secret = await ctx.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name: ref.name } });
-  const url = decode(secret, ref.key);
-  if (!secret) throw new HomeostatError('ERR_STEP_FAILED', `server Secret ${ref.name} not found`);
-  if (!url) throw new HomeostatError('ERR_STEP_FAILED', `server Secret ${ref.name} has no key ${ref.key}`);
-  try {
-    return new URL(url);
-  } catch (err) {
-    throw new HomeostatError('ERR_STEP_TERMINAL', `server Secret ${ref.name} key ${ref.key} is not a URL`, {
-      cause: err,
-    });
-  }
-}
-
-/** Runs `fn` with a short-lived connection to `database` (default: the admin URL's database). */
-async function withAdmin<T>(ctx: Ctx, what: string, fn: (client: Client) => Promise<T>, database?: string): Promise<T> {
-  const url = await adminUrl(ctx);
-  if (database) url.pathname = `/${database}`;
-  const config: ClientConfig = {
-    connectionString: url.toString(),
-    connectionTimeoutMillis: 5000,
-    query_timeout: 30_000,
-  };
-  const client = new Client(config);
-  client.on('error', () => {}); // a dropped connection surfaces through the pending query
-  try {
-    await client.connect();
-    return await fn(client);
-  } catch (err) {
-    if (isHomeostatError(err)) throw err;
-    throw fromPostgresError(err, what);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
+const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 async function readPassword(ctx: Ctx): Promise<string> {
   const secret = await ctx.children.read<V1Secret>({
@@ -100,150 +93,420 @@ async function readPassword(ctx: Ctx): Promise<string> {
   return password;
 }
 
-const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-
 /** CRD extras of `PostgresDatabase`. */
 const postgresDatabaseCrdOptions: CrdOptions = {
   shortNames: ['pgdb'],
   columns: [
+    { name: 'Server', type: 'string', jsonPath: '.spec.serverRef.name', priority: 1 },
     { name: 'Database', type: 'string', jsonPath: '.spec.databaseName' },
     { name: 'Policy', type: 'string', jsonPath: '.spec.deletionPolicy', priority: 1 },
   ],
 };
 
 /**
- * The server Secret an object names, read from its stored (not yet validated) spec: a change to that
- * Secret (a rotated admin password, a moved server) re-reconciles every database that uses it.
+ * The server an object names, read from its stored (not yet validated) spec: a change to the server
+ * (a new selector, a new allow-list) re-reconciles every database on it.
  */
-const serverSecretReference: ReferenceWatch = {
-  apiVersion: 'v1',
-  kind: 'Secret',
+const serverReference: ReferenceWatch = {
+  apiVersion: 'homeostat.dev/v1alpha1',
+  kind: 'PostgresServer',
   referencedBy: (object) => {
-    const name = (object.spec as { serverSecretRef?: { name?: unknown } } | undefined)?.serverSecretRef?.name;
+    const name = (object.spec as { serverRef?: { name?: unknown } } | undefined)?.serverRef?.name;
     return typeof name === 'string' && name !== '' ? [{ name }] : [];
   },
 };
 
-/** The `PostgresDatabase` reconciler. */
-export const postgresDatabaseReconciler = defineReconciler({
-  crd: postgresDatabaseCrdOptions,
-  references: [serverSecretReference],
-  plan: postgresDatabasePlan,
-  schema: postgresDatabaseSpec,
-  steps: {
-    async credentials(ctx) {
-      const name = connectionSecretName(ctx);
-      const existing = await ctx.children.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name } });
-      if (decode(existing, 'password')) return { message: 'password present' };
-      // 24 random bytes from the operating system's CSPRNG; kept only in this Secret.
-      const password = randomBytes(24).toString('base64url');
-      await ctx.children.apply<V1Secret>({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'homeostat' } },
-        type: 'Opaque',
-        data: { password: b64(password) },
-      });
-      return { message: 'password generated' };
-    },
+/** What a role row says about ownership and privileges. */
+interface RoleRow {
+  readonly superuser: boolean;
+  readonly createrole: boolean;
+  readonly replication: boolean;
+  readonly bypassrls: boolean;
+  readonly canlogin: boolean;
+  readonly comment: string | null;
+}
 
-    async role(ctx) {
-      const password = await readPassword(ctx);
-      const role = ctx.spec.ownerRole;
-      return withAdmin(ctx, `ensure role ${role}`, async (db) => {
-        const exists = (await db.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).rowCount === 1;
-        const ident = db.escapeIdentifier(role);
-        if (!exists) {
-          try {
-            await db.query(`CREATE ROLE ${ident} LOGIN PASSWORD ${db.escapeLiteral(password)}`);
-            return { message: `role ${role} created` };
-          } catch (err) {
-            if ((err as { code?: string }).code !== '42710') throw err; // created concurrently: fall through
+async function readRole(db: Client, role: string): Promise<RoleRow | undefined> {
+  return (
+    await db.query<RoleRow>(
+      `SELECT r.rolsuper AS superuser, r.rolcreaterole AS createrole, r.rolreplication AS replication,
+              r.rolbypassrls AS bypassrls, r.rolcanlogin AS canlogin,
+              pg_catalog.shobj_description(r.oid, 'pg_authid') AS comment
+         FROM pg_catalog.pg_roles r WHERE r.rolname = $1`,
+      [role],
+    )
+  ).rows[0];
+}
+
+/** Why homeostat will not manage an existing role, or `undefined` when it is this object's. */
+function roleRefusal(row: RoleRow, uid: string): string | undefined {
+  if (row.superuser || row.createrole || row.replication || row.bypassrls) {
+    const what = [
+      row.superuser && 'SUPERUSER',
+      row.createrole && 'CREATEROLE',
+      row.replication && 'REPLICATION',
+      row.bypassrls && 'BYPASSRLS',
+    ].filter(Boolean);
+    return `it has ${what.join(', ')}: homeostat never manages a privileged role`;
+  }
+  const owner = markedUid(row.comment);
+  if (owner === uid) return undefined;
+  return owner
+    ? 'it belongs to another homeostat object'
+    : 'it exists and was not created by homeostat for this object';
+}
+
+/** What a database row says about ownership. */
+interface DatabaseRow {
+  readonly owner: string;
+  readonly limit: number;
+  readonly template: boolean;
+  readonly comment: string | null;
+  readonly ownerComment: string | null;
+}
+
+async function readDatabase(db: Client, name: string): Promise<DatabaseRow | undefined> {
+  return (
+    await db.query<DatabaseRow>(
+      `SELECT o.rolname AS owner, d.datconnlimit AS limit, d.datistemplate AS template,
+              pg_catalog.shobj_description(d.oid, 'pg_database') AS comment,
+              pg_catalog.shobj_description(o.oid, 'pg_authid') AS "ownerComment"
+         FROM pg_catalog.pg_database d JOIN pg_catalog.pg_roles o ON o.oid = d.datdba
+        WHERE d.datname = $1`,
+      [name],
+    )
+  ).rows[0];
+}
+
+/**
+ * Whether a database is this object's: marked with its UID (and not owned by another object's role),
+ * or unmarked but owned by the role this object marked (a crash between `CREATE DATABASE` and its
+ * `COMMENT`; only a superuser could have given a database to that role). The owner of a database can
+ * rewrite its comment, so a mark alone is not trusted when the owner is another object's role.
+ */
+function databaseRefusal(row: DatabaseRow, uid: string, role: string): string | undefined {
+  if (row.template) return 'it is a template database';
+  const mark = markedUid(row.comment);
+  const ownerMark = markedUid(row.ownerComment);
+  if (mark === uid)
+    return ownerMark && ownerMark !== uid ? 'it is owned by another homeostat object’s role' : undefined;
+  if (mark) return 'it belongs to another homeostat object';
+  if (row.owner === role && ownerMark === uid) return undefined;
+  return 'it exists and was not created by homeostat for this object';
+}
+
+/**
+ * Runs statements only a database's owner may run (COMMENT, CONNECTION LIMIT, GRANT, DROP). A
+ * superuser admin runs them directly; a CREATEROLE admin (PostgreSQL 16+) through `SET ROLE` to the
+ * owner role, which it created and granted itself SET on.
+ */
+async function asOwner<T>(db: Client, facts: AdminFacts, owner: string, fn: () => Promise<T>): Promise<T> {
+  if (facts.superuser) return fn();
+  await db.query(`SET ROLE ${db.escapeIdentifier(owner)}`);
+  try {
+    return await fn();
+  } finally {
+    await db.query('RESET ROLE');
+  }
+}
+
+/** Whether the role logs in with the password: `'ok'`, `'wrong'` (reset it) or `'unknown'` (leave it). */
+async function loginCheck(address: ServerAddress, user: string, password: string, database: string) {
+  for (const db of [database, address.database]) {
+    try {
+      const client = await connect(address, { database: db, login: { user, password }, pinSearchPath: false });
+      await client.end().catch(() => {});
+      return 'ok' as const;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code === '28P01') return 'wrong' as const; // invalid_password
+      if (code === '42501') return 'ok' as const; // authenticated, then refused CONNECT on that database
+      if (code === '3D000') continue; // the database is not there yet: try the admin's
+      if (code === '28000' || code === '53300' || code === '55000' || code === '57P03') return 'unknown' as const;
+      throw err;
+    }
+  }
+  return 'unknown' as const;
+}
+
+/** The `PostgresDatabase` reconciler for a system namespace (where `PostgresServer` admin Secrets live). */
+export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) {
+  const systemNamespace = options.systemNamespace ?? defaultSystemNamespace;
+
+  /** Runs `fn` on a short-lived admin connection to `database` (default: the admin URL's database). */
+  async function withAdmin<T>(
+    ctx: Ctx,
+    what: string,
+    fn: (db: Client, facts: AdminFacts, server: ResolvedServer) => Promise<T>,
+    database?: string,
+    checkNamespace = true,
+  ): Promise<T> {
+    const server = await resolveServer(ctx, ctx.spec.serverRef.name, ctx.object.namespace ?? '', systemNamespace, {
+      checkNamespace,
+    });
+    let db: Client | undefined;
+    try {
+      db = await connect(server.address, database ? { database } : {});
+      // A role setting a database owner attached to their database (ALTER DATABASE … SET role) is undone.
+      await db.query('SET ROLE NONE');
+      const facts = await adminFacts(db);
+      const problem = adminProblem(facts);
+      if (problem) throw terminal(new Error(`PostgresServer ${server.name}: ${problem}`));
+      return await fn(db, facts, server);
+    } catch (err) {
+      throw fromPostgresError(err, what);
+    } finally {
+      await db?.end().catch(() => {});
+    }
+  }
+
+  return defineReconciler({
+    crd: postgresDatabaseCrdOptions,
+    references: [serverReference],
+    plan: postgresDatabasePlan,
+    schema: postgresDatabaseSpec,
+    steps: {
+      async credentials(ctx) {
+        const name = connectionSecretName(ctx);
+        const existing = await ctx.children.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name } });
+        if (decode(existing, 'password')) return { message: 'password present' };
+        // 24 random bytes from the operating system's CSPRNG; kept only in this Secret.
+        const password = randomBytes(24).toString('base64url');
+        await ctx.children.apply<V1Secret>({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'homeostat' } },
+          type: 'Opaque',
+          data: { password: b64(password) },
+        });
+        return { message: 'password generated' };
+      },
+
+      async role(ctx) {
+        const role = ctx.spec.ownerRole;
+        const uid = ctx.object.uid;
+        return withAdmin(ctx, `ensure role ${role}`, async (db, facts, server) => {
+          const ident = db.escapeIdentifier(role);
+          let row = await readRole(db, role);
+          if (!row) {
+            const password = await readPassword(ctx);
+            try {
+              // One transaction: a role without its mark never exists, even if the worker dies here.
+              await db.query('BEGIN');
+              await db.query(
+                `CREATE ROLE ${ident} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS ` +
+                  `INHERIT PASSWORD ${db.escapeLiteral(scramSha256Verifier(password))}`,
+              );
+              await db.query(`COMMENT ON ROLE ${ident} IS ${db.escapeLiteral(ownerMark(uid))}`);
+              // A CREATEROLE admin holds ADMIN on the roles it creates but cannot act as them; SET lets it
+              // create the database owned by the role and run the owner's statements (asOwner).
+              if (!facts.superuser) await db.query(`GRANT ${ident} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE`);
+              await db.query('COMMIT');
+              return { message: `role ${role} created` };
+            } catch (err) {
+              await db.query('ROLLBACK').catch(() => {});
+              if ((err as { code?: string }).code !== '42710') throw err; // created concurrently: check it
+            }
+            row = await readRole(db, role);
+            if (!row) throw new HomeostatError('ERR_STEP_FAILED', `role ${role} vanished while it was created`);
           }
-        }
-        await db.query(`ALTER ROLE ${ident} WITH LOGIN PASSWORD ${db.escapeLiteral(password)}`);
-        return { message: `role ${role} present` };
-      });
-    },
+          const refusal = roleRefusal(row, uid);
+          if (refusal) throw adoptionRefused(`PostgreSQL role ${role}`, refusal);
+          const fixed: string[] = [];
+          if (!row.canlogin) {
+            await db.query(`ALTER ROLE ${ident} WITH LOGIN`);
+            fixed.push('LOGIN');
+          }
+          if (!facts.superuser) {
+            const can = await db.query<{ ok: boolean }>(
+              "SELECT pg_catalog.pg_has_role(current_user, $1, 'SET') AS ok",
+              [role],
+            );
+            if (!can.rows[0]?.ok) await db.query(`GRANT ${ident} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE`);
+          }
+          // The password goes to the server only when the stored one does not log in (changed by hand).
+          const password = await readPassword(ctx);
+          if ((await loginCheck(server.address, role, password, ctx.spec.databaseName)) === 'wrong') {
+            await db.query(`ALTER ROLE ${ident} WITH PASSWORD ${db.escapeLiteral(scramSha256Verifier(password))}`);
+            fixed.push('password');
+          }
+          if (fixed.length) ctx.log.info({ role, fixed }, 'role drift corrected');
+          return { message: fixed.length ? `role ${role}: corrected ${fixed.join(', ')}` : `role ${role} in line` };
+        });
+      },
 
-    async database(ctx) {
-      const { databaseName: name, ownerRole: owner, connectionLimit: limit } = ctx.spec;
-      return withAdmin(ctx, `ensure database ${name}`, async (db) => {
-        const ident = db.escapeIdentifier(name);
-        const found = await db.query<{ owner: string; limit: number }>(
-          'SELECT r.rolname AS owner, d.datconnlimit AS limit FROM pg_database d JOIN pg_roles r ON r.oid = d.datdba WHERE d.datname = $1',
-          [name],
+      async database(ctx) {
+        const { databaseName: name, ownerRole: owner, connectionLimit: limit } = ctx.spec;
+        const uid = ctx.object.uid;
+        return withAdmin(ctx, `ensure database ${name}`, async (db, facts) => {
+          const ident = db.escapeIdentifier(name);
+          const ownerIdent = db.escapeIdentifier(owner);
+          // Owner-only settings of a database homeostat created: its mark, and no access for other roles
+          // (PUBLIC may connect to a new database by default; tenants share the server).
+          const secure = () =>
+            asOwner(db, facts, owner, async () => {
+              await db.query(`COMMENT ON DATABASE ${ident} IS ${db.escapeLiteral(ownerMark(uid))}`);
+              await db.query(`REVOKE ALL ON DATABASE ${ident} FROM PUBLIC`);
+              if (!facts.superuser) {
+                await db.query(`GRANT CONNECT, CREATE ON DATABASE ${ident} TO ${db.escapeIdentifier(facts.user)}`);
+              }
+            });
+          let row = await readDatabase(db, name);
+          if (!row) {
+            try {
+              await db.query(`CREATE DATABASE ${ident} OWNER ${ownerIdent} CONNECTION LIMIT ${limit}`);
+              await secure();
+              return { message: `database ${name} created` };
+            } catch (err) {
+              if ((err as { code?: string }).code !== '42P04') throw err; // created concurrently: check it
+            }
+            row = await readDatabase(db, name);
+            if (!row) throw new HomeostatError('ERR_STEP_FAILED', `database ${name} vanished while it was created`);
+          }
+          const refusal = databaseRefusal(row, uid, owner);
+          if (refusal) throw adoptionRefused(`PostgreSQL database ${name}`, refusal);
+          const fixed: string[] = [];
+          if (row.owner !== owner) {
+            await db.query(`ALTER DATABASE ${ident} OWNER TO ${ownerIdent}`);
+            fixed.push(`owner ${row.owner} → ${owner}`);
+          }
+          if (markedUid(row.comment) !== uid) {
+            await secure();
+            fixed.push('ownership mark');
+          }
+          if (row.limit !== limit) {
+            await asOwner(db, facts, owner, () => db.query(`ALTER DATABASE ${ident} CONNECTION LIMIT ${limit}`));
+            fixed.push(`connection limit ${row.limit} → ${limit}`);
+          }
+          if (fixed.length) ctx.log.info({ database: name, fixed }, 'database drift corrected');
+          return { message: fixed.length ? `corrected ${fixed.join(', ')}` : `database ${name} in line` };
+        });
+      },
+
+      /**
+       * Extensions run their install scripts with the installing role's rights (a superuser's, or the
+       * bootstrap superuser's for trusted extensions) and with `search_path` set to the target schema.
+       * In a database the tenant owns, the tenant can create objects in `public` (and set the database's
+       * `search_path`), so a script resolving a name there would run the tenant's function as a
+       * superuser (the class of CVE-2022-2625 and CVE-2023-39417). So: only extensions on the server's
+       * allow-list; the admin's session pins `search_path` at connection start (above any `ALTER
+       * DATABASE … SET`); each extension goes into the schema `extensions`, created and owned by the
+       * admin, where the tenant has USAGE but not CREATE, so the script's search path holds only
+       * `pg_catalog` and a schema the tenant cannot write to. A schema of that name the admin does not
+       * own (the tenant made it first) is refused.
+       */
+      async extensions(ctx) {
+        const { extensions, databaseName, ownerRole } = ctx.spec;
+        if (extensions.length === 0) return { message: 'no extensions' };
+        return withAdmin(
+          ctx,
+          `ensure extensions in ${databaseName}`,
+          async (db, facts, server) => {
+            const refused = extensions.filter((e) => !server.spec.extensions.includes(e));
+            if (refused.length) {
+              throw terminal(
+                new Error(
+                  `extensions ${refused.join(', ')} are not allowed by PostgresServer ${server.name}` +
+                    ` (allowed: ${server.spec.extensions.join(', ') || 'none'})`,
+                ),
+              );
+            }
+            const schema = db.escapeIdentifier(extensionSchema);
+            const found = await db.query<{ owner: string }>(
+              'SELECT pg_catalog.pg_get_userbyid(n.nspowner) AS owner FROM pg_catalog.pg_namespace n WHERE n.nspname = $1',
+              [extensionSchema],
+            );
+            const schemaOwner = found.rows[0]?.owner;
+            if (schemaOwner === undefined) {
+              await db.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${db.escapeIdentifier(facts.user)}`);
+              await db.query(`GRANT USAGE ON SCHEMA ${schema} TO ${db.escapeIdentifier(ownerRole)}`);
+              // The owner finds the extensions' types and functions unqualified, as it would in public.
+              await db.query(
+                `ALTER ROLE ${db.escapeIdentifier(ownerRole)} IN DATABASE ${db.escapeIdentifier(databaseName)} ` +
+                  `SET search_path = "$user", public, ${schema}`,
+              );
+            } else if (schemaOwner !== facts.user) {
+              throw adoptionRefused(
+                `schema ${extensionSchema} in database ${databaseName}`,
+                `it is owned by ${schemaOwner}, not by the admin: extensions are only created in a schema the tenant cannot write to`,
+              );
+            }
+            const present = new Set(
+              (await db.query<{ extname: string }>('SELECT extname FROM pg_catalog.pg_extension')).rows.map(
+                (r) => r.extname,
+              ),
+            );
+            const created: string[] = [];
+            for (const ext of extensions) {
+              if (present.has(ext)) continue;
+              await db.query(`CREATE EXTENSION IF NOT EXISTS ${db.escapeIdentifier(ext)} SCHEMA ${schema}`);
+              created.push(ext);
+            }
+            return {
+              message: created.length ? `created ${created.join(', ')}` : `extensions ${extensions.join(', ')}`,
+            };
+          },
+          databaseName,
         );
-        const row = found.rows[0];
-        if (!row) {
-          try {
-            await db.query(`CREATE DATABASE ${ident} OWNER ${db.escapeIdentifier(owner)} CONNECTION LIMIT ${limit}`);
-            return { message: `database ${name} created` };
-          } catch (err) {
-            if ((err as { code?: string }).code !== '42P04') throw err; // created concurrently
-          }
-        }
-        const fixed: string[] = [];
-        if (row && row.owner !== owner) {
-          await db.query(`ALTER DATABASE ${ident} OWNER TO ${db.escapeIdentifier(owner)}`);
-          fixed.push(`owner ${row.owner} → ${owner}`);
-        }
-        if (row && row.limit !== limit) {
-          await db.query(`ALTER DATABASE ${ident} CONNECTION LIMIT ${limit}`);
-          fixed.push(`connection limit ${row.limit} → ${limit}`);
-        }
-        if (fixed.length) ctx.log.info({ database: name, fixed }, 'database drift corrected');
-        return { message: fixed.length ? `corrected ${fixed.join(', ')}` : `database ${name} in line` };
-      });
-    },
+      },
 
-    async extensions(ctx) {
-      const { extensions, databaseName } = ctx.spec;
-      if (extensions.length === 0) return { message: 'no extensions' };
-      return withAdmin(
-        ctx,
-        `ensure extensions in ${databaseName}`,
-        async (db) => {
-          for (const ext of extensions) await db.query(`CREATE EXTENSION IF NOT EXISTS ${db.escapeIdentifier(ext)}`);
-          return { message: `extensions ${extensions.join(', ')}` };
-        },
-        databaseName,
-      );
+      async 'connection-secret'(ctx) {
+        const server = await resolveServer(ctx, ctx.spec.serverRef.name, ctx.object.namespace ?? '', systemNamespace);
+        const password = await readPassword(ctx);
+        const { databaseName: database, ownerRole: user } = ctx.spec;
+        const { host, port, sslmode } = server.address;
+        await ctx.children.apply<V1Secret>({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: connectionSecretName(ctx), labels: { 'app.kubernetes.io/managed-by': 'homeostat' } },
+          type: 'Opaque',
+          data: {
+            host: b64(host),
+            port: b64(String(port)),
+            database: b64(database),
+            user: b64(user),
+            password: b64(password),
+            sslmode: b64(sslmode),
+            url: b64(tenantUrl(server.address, user, password, database)),
+          },
+        });
+        return { message: `Secret ${connectionSecretName(ctx)} written` };
+      },
     },
+    cleanup: {
+      async drop(ctx) {
+        if (ctx.spec.deletionPolicy === 'Retain') return { message: 'deletionPolicy Retain: database and role kept' };
+        const { databaseName, ownerRole } = ctx.spec;
+        const uid = ctx.object.uid;
+        return withAdmin(ctx, `drop database ${databaseName} and role ${ownerRole}`, async (db, facts) => {
+          const done: string[] = [];
+          const kept: string[] = [];
+          const database = await readDatabase(db, databaseName);
+          if (database && !databaseRefusal(database, uid, ownerRole)) {
+            await asOwner(db, facts, database.owner, () =>
+              db.query(`DROP DATABASE IF EXISTS ${db.escapeIdentifier(databaseName)} WITH (FORCE)`),
+            );
+            done.push(`database ${databaseName}`);
+          } else if (database) kept.push(`database ${databaseName}`);
+          const role = await readRole(db, ownerRole);
+          if (role && !roleRefusal(role, uid)) {
+            await db.query(`DROP ROLE IF EXISTS ${db.escapeIdentifier(ownerRole)}`);
+            done.push(`role ${ownerRole}`);
+          } else if (role) kept.push(`role ${ownerRole}`);
+          return {
+            message:
+              [
+                done.length ? `dropped ${done.join(' and ')}` : '',
+                kept.length ? `kept ${kept.join(' and ')} (not created by homeostat for this object)` : '',
+              ]
+                .filter(Boolean)
+                .join('; ') || 'nothing to drop',
+          };
+        });
+      },
+    },
+  });
+}
 
-    async 'connection-secret'(ctx) {
-      const server = await adminUrl(ctx);
-      const password = await readPassword(ctx);
-      const { databaseName: database, ownerRole: user } = ctx.spec;
-      const host = server.hostname;
-      const port = server.port || '5432';
-      const url = `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${host}:${port}/${database}`;
-      await ctx.children.apply<V1Secret>({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: connectionSecretName(ctx), labels: { 'app.kubernetes.io/managed-by': 'homeostat' } },
-        type: 'Opaque',
-        data: {
-          host: b64(host),
-          port: b64(port),
-          database: b64(database),
-          user: b64(user),
-          password: b64(password),
-          url: b64(url),
-        },
-      });
-      return { message: `Secret ${connectionSecretName(ctx)} written` };
-    },
-  },
-  cleanup: {
-    async drop(ctx) {
-      if (ctx.spec.deletionPolicy === 'Retain') return { message: 'deletionPolicy Retain: database and role kept' };
-      const { databaseName, ownerRole } = ctx.spec;
-      return withAdmin(ctx, `drop database ${databaseName} and role ${ownerRole}`, async (db) => {
-        await db.query(`DROP DATABASE IF EXISTS ${db.escapeIdentifier(databaseName)} WITH (FORCE)`);
-        await db.query(`DROP ROLE IF EXISTS ${db.escapeIdentifier(ownerRole)}`);
-        return { message: `dropped database ${databaseName} and role ${ownerRole}` };
-      });
-    },
-  },
-});
+/** The `PostgresDatabase` reconciler with `PostgresServer` admin Secrets in `homeostat-system`. */
+export const postgresDatabaseReconciler = createPostgresDatabaseReconciler();

@@ -89,52 +89,53 @@ function pgIdentifier(what: string) {
 }
 
 /** The spec schema of `PostgresDatabase`. */
-export const postgresDatabaseSpec = celRule(
-  z.object({
-    /** The PostgreSQL server: a Secret in the object's namespace holding an admin connection URL. */
-    serverSecretRef: z.object({
-      name: z.string().min(1).max(253),
-      /** @default 'url' */
-      key: z.string().min(1).max(253).default('url'),
-    }),
-    /** The database to create. */
-    databaseName: pgIdentifier('databaseName'),
-    /** The role that owns the database; its password is generated and kept in the connection Secret. */
-    ownerRole: pgIdentifier('ownerRole'),
-    /** `-1` for no limit. @default -1 */
-    connectionLimit: z.number().int().min(-1).max(10000).default(-1),
-    /** Extensions created in the database (they must be available on the server). */
-    extensions: celRule(
-      z
-        .array(
-          z
-            .string()
-            .min(1)
-            .max(128)
-            .regex(/^[a-zA-Z0-9_-]+$/)
-            .refine((s) => /^[a-z_][a-z0-9_-]*$/.test(s), {
-              message: 'extension names are lowercase and start with a letter or _',
-            })
-            .refine((s) => Buffer.byteLength(s) <= 63, { message: 'extension names are at most 63 bytes' }),
-        )
-        .max(32),
-      { rule: 'self.all(e, self.exists_one(f, f == e))', message: 'extensions must not be listed twice' },
-      (extensions) => new Set(extensions).size === extensions.length,
-    ).default([]),
-    /** What deletion does: `Retain` keeps database and role, `Delete` drops them. @default 'Retain' */
-    deletionPolicy: z.enum(['Retain', 'Delete']).default('Retain'),
-    /** Name of the connection Secret this object owns. @default `<metadata.name>-connection` */
-    connectionSecretName: z.string().min(1).max(253).optional(),
+export const postgresDatabaseSpec = z.object({
+  /**
+   * The `PostgresServer` (cluster-scoped) the database lives on. Its `namespaceSelector` must select
+   * this object's namespace; its admin credentials stay in homeostat's own namespace.
+   */
+  serverRef: z.object({
+    name: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'serverRef.name is the name of a PostgresServer'),
   }),
-  // The connection Secret is written by homeostat: naming the server's admin Secret would ask it to
-  // overwrite the admin credentials.
-  {
-    rule: '!has(self.connectionSecretName) || self.connectionSecretName != self.serverSecretRef.name',
-    message: 'connectionSecretName must not name the server Secret (serverSecretRef.name)',
-    fieldPath: '.connectionSecretName',
-  },
-  (spec) => spec.connectionSecretName !== spec.serverSecretRef.name,
-);
+  /** The database to create. homeostat refuses one that exists and that it did not create for this object. */
+  databaseName: pgIdentifier('databaseName'),
+  /**
+   * The role that owns the database; its password is generated and kept in the connection Secret.
+   * homeostat refuses a role that exists and that it did not create for this object.
+   */
+  ownerRole: pgIdentifier('ownerRole'),
+  /** `-1` for no limit. @default -1 */
+  connectionLimit: z.number().int().min(-1).max(10000).default(-1),
+  /**
+   * Extensions created in the database's `extensions` schema; each must be on the server's allow-list
+   * (`PostgresServer.spec.extensions`).
+   */
+  extensions: celRule(
+    z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(128)
+          .regex(/^[a-zA-Z0-9_-]+$/)
+          .refine((s) => /^[a-z_][a-z0-9_-]*$/.test(s), {
+            message: 'extension names are lowercase and start with a letter or _',
+          })
+          .refine((s) => Buffer.byteLength(s) <= 63, { message: 'extension names are at most 63 bytes' }),
+      )
+      .max(32),
+    { rule: 'self.all(e, self.exists_one(f, f == e))', message: 'extensions must not be listed twice' },
+    (extensions) => new Set(extensions).size === extensions.length,
+  ).default([]),
+  /** What deletion does: `Retain` keeps database and role, `Delete` drops them (only if homeostat created them for this object). @default 'Retain' */
+  deletionPolicy: z.enum(['Retain', 'Delete']).default('Retain'),
+  /** Name of the connection Secret this object owns. @default `<metadata.name>-connection` */
+  connectionSecretName: z.string().min(1).max(253).optional(),
+});
 
 /** A parsed `PostgresDatabase` spec. */
 export type PostgresDatabaseSpec = z.output<typeof postgresDatabaseSpec>;

@@ -16,6 +16,7 @@ import { stateQuery, workflowIdFor } from '../../core/definitions';
 import { randomSuffix, useStack } from '../support/harness';
 import { writeHistory } from '../support/histories';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
+import { createPostgresServer } from '../support/postgres';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const group = 'homeostat.dev';
@@ -36,6 +37,7 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
   const t = useStack();
   const log = pino({ level: 'warn' });
   const taskQueue = `builtin-${randomSuffix()}`;
+  const server = `ranch-${randomSuffix()}`;
   let homeostat: InProcessHomeostat | undefined;
   let apps: k8s.AppsV1Api;
 
@@ -94,18 +96,15 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
     return {
       ...example,
       metadata: { name, namespace: t.namespace },
-      spec: { ...example.spec, ...spec },
+      spec: { ...example.spec, serverRef: { name: server }, ...spec },
     };
   }
 
   beforeAll(async () => {
     installBuiltinCrds(t);
     apps = t.kc.makeApiClient(k8s.AppsV1Api);
-    // The ranch's PostgreSQL server Secret, pointing at the stack's real server.
-    await t.core.createNamespacedSecret({
-      namespace: t.namespace,
-      body: { metadata: { name: 'ranch-postgres-admin' }, stringData: { url: t.endpoints.postgresUrl } },
-    });
+    // The ranch's PostgresServer, pointing at the stack's real server.
+    await createPostgresServer(t, server);
     homeostat = await startInProcessHomeostat(t, { taskQueue, logger: log, bridge: { watchTimeoutSeconds: 30 } });
   });
 
@@ -368,10 +367,7 @@ describe('PostgresDatabase: a worker killed during role creation', () => {
 
   it('given SIGKILL while CREATE ROLE runs, after a new worker starts there is exactly one role and the Secret password works', async () => {
     installBuiltinCrds(t);
-    await t.core.createNamespacedSecret({
-      namespace: t.namespace,
-      body: { metadata: { name: 'ranch-postgres-admin' }, stringData: { url: t.endpoints.postgresUrl } },
-    });
+    const server = await createPostgresServer(t, `killed-${randomSuffix()}`);
     const role = `killed_${randomSuffix()}`;
     // Hold the role's name in an open transaction: the worker's CREATE ROLE then waits on it, so
     // the kill lands inside the step, deterministically.
@@ -403,7 +399,7 @@ describe('PostgresDatabase: a worker killed during role creation', () => {
           apiVersion: `${group}/${version}`,
           kind: 'PostgresDatabase',
           metadata: { name: 'killed' },
-          spec: { serverSecretRef: { name: 'ranch-postgres-admin' }, databaseName: role, ownerRole: role },
+          spec: { serverRef: { name: server }, databaseName: role, ownerRole: role },
         },
       });
       let waiting = 0;

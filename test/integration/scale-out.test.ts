@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { bundleObjectWorkflows } from '../../workers/create-worker';
 import { randomSuffix, useStack } from '../support/harness';
+import { createPostgresServer } from '../support/postgres';
 import { installBuiltinCrds } from '../support/homeostat';
 
 const cli = join(__dirname, '../../cli/homeostat.ts');
@@ -26,6 +27,7 @@ interface Obj {
 describe('two workers and two bridges on one machine', () => {
   const t = useStack();
   const taskQueue = `scale-${randomSuffix()}`;
+  const server = `scale-${randomSuffix()}`;
   const leaseName = `homeostat-bridge-${randomSuffix()}`;
   const children = new Map<string, ChildProcess>();
   const logs = new Map<string, string>();
@@ -94,10 +96,7 @@ describe('two workers and two bridges on one machine', () => {
       HOMEOSTAT_BRIDGE_RETRY_PERIOD_SECONDS: '1',
       LOG_LEVEL: 'warn',
     };
-    await t.core.createNamespacedSecret({
-      namespace: t.namespace,
-      body: { metadata: { name: 'ranch-postgres-admin' }, stringData: { url: t.endpoints.postgresUrl } },
-    });
+    await createPostgresServer(t, server);
     start('worker-1', 'worker', { HOMEOSTAT_WORKER_IDENTITY: 'worker-1' });
     start('worker-2', 'worker', { HOMEOSTAT_WORKER_IDENTITY: 'worker-2' });
     start('bridge-1', 'bridge', { HOMEOSTAT_BRIDGE_IDENTITY: 'bridge-1' });
@@ -126,7 +125,12 @@ describe('two workers and two bridges on one machine', () => {
       body: {
         ...db,
         metadata: { name: 'pony-spawner-db', namespace: t.namespace },
-        spec: { ...db.spec, databaseName: `pony_scale_${suffix}`, ownerRole: `pony_scale_${suffix}` },
+        spec: {
+          ...db.spec,
+          serverRef: { name: server },
+          databaseName: `pony_scale_${suffix}`,
+          ownerRole: `pony_scale_${suffix}`,
+        },
       },
     });
     const app = example('30-pony-spawner-app.yaml');

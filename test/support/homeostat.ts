@@ -20,7 +20,13 @@ export function installBuiltinCrds(t: TestStack): void {
     execFileSync(t.stack.kubectl, ['--kubeconfig', t.endpoints.kubeconfig, ...args]);
   };
   kubectl('apply', '--server-side', '-k', join(__dirname, '../../deploy/crds'));
-  kubectl('wait', '--for=condition=Established', 'crd/apps.homeostat.dev', 'crd/postgresdatabases.homeostat.dev');
+  kubectl(
+    'wait',
+    '--for=condition=Established',
+    'crd/apps.homeostat.dev',
+    'crd/postgresdatabases.homeostat.dev',
+    'crd/postgresservers.homeostat.dev',
+  );
 }
 
 /** Installs an operator's CRDs on the run's stack (server-side apply, waits until Established). */

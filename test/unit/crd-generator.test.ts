@@ -166,20 +166,21 @@ describe('celRule', () => {
 });
 
 describe('the built-in operator’s rules', () => {
-  it('given PostgresDatabase, the connection Secret may not be the server Secret, in the CRD (at spec) and in zod', () => {
+  it('given PostgresDatabase, it names a PostgresServer and never an admin Secret; extensions are unique, in the CRD and in zod', () => {
     const spec: Json = specSchema(postgresDatabaseSpec);
-    expect(spec['x-kubernetes-validations']).toEqual([
-      expect.objectContaining({ fieldPath: '.connectionSecretName', rule: expect.stringContaining('!has(') }),
-    ]);
+    expect(Object.keys(spec.properties)).not.toContain('serverSecretRef');
+    expect(spec.properties.serverRef.required).toEqual(['name']);
     expect(spec.properties.extensions['x-kubernetes-validations']).toEqual([
       expect.objectContaining({ message: 'extensions must not be listed twice' }),
     ]);
-    const base = { serverSecretRef: { name: 'pg-admin' }, databaseName: 'shop', ownerRole: 'shop' };
+    const base = { serverRef: { name: 'ranch-postgres' }, databaseName: 'shop', ownerRole: 'shop' };
     expect(postgresDatabaseSpec.safeParse(base).success).toBe(true);
     expect(postgresDatabaseSpec.safeParse({ ...base, connectionSecretName: 'shop-conn' }).success).toBe(true);
-    expect(postgresDatabaseSpec.safeParse({ ...base, connectionSecretName: 'pg-admin' }).error?.issues).toEqual([
-      expect.objectContaining({ path: ['connectionSecretName'], message: expect.stringMatching(/server Secret/) }),
-    ]);
+    expect(
+      postgresDatabaseSpec.safeParse({ databaseName: 'shop', ownerRole: 'shop', serverSecretRef: { name: 'x' } })
+        .success,
+    ).toBe(false);
+    expect(postgresDatabaseSpec.safeParse({ ...base, serverRef: { name: 'Not_A_Name' } }).success).toBe(false);
     expect(postgresDatabaseSpec.safeParse({ ...base, extensions: ['citext', 'citext'] }).success).toBe(false);
   });
 

@@ -33,7 +33,7 @@ describe('CRDs generated from the zod schemas', () => {
     const crd = customResourceDefinition(postgresDatabasePlan, postgresDatabaseSpec, { shortNames: ['pgdb'] }) as any;
     const version = crd.spec.versions[0];
     const spec = version.schema.openAPIV3Schema.properties.spec;
-    expect(spec.required).toEqual(['serverSecretRef', 'databaseName', 'ownerRole']);
+    expect(spec.required).toEqual(['serverRef', 'databaseName', 'ownerRole']);
     expect(spec.properties.deletionPolicy).toEqual({ type: 'string', enum: ['Retain', 'Delete'], default: 'Retain' });
     expect(spec.properties.connectionLimit).toMatchObject({
       type: 'integer',
@@ -42,7 +42,7 @@ describe('CRDs generated from the zod schemas', () => {
       default: -1,
     });
     expect(spec.properties.databaseName.pattern).toBe('^[a-z0-9_-]+$');
-    expect(spec.properties.serverSecretRef.properties.key.default).toBe('url');
+    expect(spec.properties.serverRef.required).toEqual(['name']);
     expect(version.subresources).toEqual({ status: {} });
     expect(version.additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual(['Phase', 'Ready', 'Age']);
     expect(crd.spec.names.shortNames).toEqual(['pgdb']);

@@ -124,7 +124,7 @@ export class Databases {
           kind: 'PostgresDatabase',
           metadata: { name },
           spec: {
-            serverSecretRef: { name: serverSecretName },
+            serverRef: { name: serverSecretName },
             databaseName: t.databaseName,
             ownerRole: t.ownerRole,
             connectionLimit: t.connectionLimit,

@@ -13,13 +13,16 @@ import { Client, Connection } from '@temporalio/client';
 import { Pool } from 'pg';
 import pino from 'pino';
 import { type Stack, startStack } from '../../../devstack';
-import { builtinOperator } from '../../../builtin';
+import { builtinOperator, defaultSystemNamespace } from '../../../builtin';
 import { watchedResourcesFor } from '../../../informer-bridge/operator-resources';
 import { bundleObjectWorkflows } from '../../../workers/create-worker';
 import { randomSuffix } from '../../support/harness';
 import { type HomeostatProcess, spawnHomeostat, waitUntil } from './processes';
 
-/** The Secret naming the PostgreSQL server (admin URL) that PostgresDatabase objects use. */
+/**
+ * The PostgresServer that PostgresDatabase objects use; its admin URL Secret, of the same name, lives in
+ * homeostat's system namespace.
+ */
 export const serverSecretName = 'pg-server';
 
 /** Lease timings of the bridges in fault tests (short, so a takeover happens within seconds). */
@@ -85,15 +88,31 @@ export class FaultEnv {
         '--for=condition=Established',
         'crd/apps.homeostat.dev',
         'crd/postgresdatabases.homeostat.dev',
+        'crd/postgresservers.homeostat.dev',
       ]);
       const namespace = `faults-${randomSuffix()}`;
       const core = kc.makeApiClient(k8s.CoreV1Api);
       await core.createNamespace({ body: { metadata: { name: namespace } } });
+      await core.createNamespace({ body: { metadata: { name: defaultSystemNamespace } } });
       await core.createNamespacedSecret({
-        namespace,
+        namespace: defaultSystemNamespace,
         body: {
           metadata: { name: serverSecretName },
           stringData: { url: stack.endpoints.postgresUrl },
+        },
+      });
+      await kc.makeApiClient(k8s.CustomObjectsApi).createClusterCustomObject({
+        group: 'homeostat.dev',
+        version: 'v1alpha1',
+        plural: 'postgresservers',
+        body: {
+          apiVersion: 'homeostat.dev/v1alpha1',
+          kind: 'PostgresServer',
+          metadata: { name: serverSecretName },
+          spec: {
+            adminSecretRef: { name: serverSecretName },
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+          },
         },
       });
       const pg = new Pool({ connectionString: stack.endpoints.postgresUrl, max: 4 });
