@@ -1,6 +1,6 @@
 /**
- * Referenced (not owned) objects on the real stack: a change to a Secret that objects read — the
- * built-in PostgresDatabase's server Secret, and a team operator's Secret watched as metadata only —
+ * Referenced (not owned) objects on the real stack: a change to an object that objects read — the
+ * built-in PostgresDatabase's PostgresServer, and a team operator's Secret watched as metadata only —
  * re-reconciles exactly the objects that refer to it, within seconds, and the steps see the new value.
  */
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
@@ -17,6 +17,7 @@ import {
   type InProcessHomeostat,
   startInProcessHomeostat,
 } from '../support/homeostat';
+import { createPostgresServer, systemNamespace } from '../support/postgres';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
@@ -39,7 +40,7 @@ async function signalsWith(homeostat: InProcessHomeostat, reason: string): Promi
   return metric.values.filter((v) => v.labels.reason === reason).reduce((n, v) => n + v.value, 0);
 }
 
-describe('referenced objects: the built-in PostgresDatabase and its server Secret', () => {
+describe('referenced objects: the built-in PostgresDatabase and its PostgresServer', () => {
   let homeostat: InProcessHomeostat | undefined;
   // Declared before useStack's own afterAll, so the bridge flushes while the Temporal connection is open.
   afterAll(async () => {
@@ -56,14 +57,10 @@ describe('referenced objects: the built-in PostgresDatabase and its server Secre
     });
   }, 120_000);
 
-  it('given a PostgresDatabase, a change to its server Secret re-reconciles it within seconds and its connection Secret carries the new host', async () => {
+  it('given a PostgresDatabase, a change to its PostgresServer re-reconciles it within seconds and its connection Secret carries the new host', async () => {
     const name = `ranch-${randomSuffix()}`;
     const database = `refs_${randomSuffix()}`;
-    const serverSecret = `pg-admin-${randomSuffix()}`;
-    await t.core.createNamespacedSecret({
-      namespace: t.namespace,
-      body: { metadata: { name: serverSecret }, stringData: { url: t.endpoints.postgresUrl } },
-    });
+    const server = await createPostgresServer(t, `refs-${randomSuffix()}`);
     await t.custom.createNamespacedCustomObject({
       group: 'homeostat.dev',
       version: 'v1alpha1',
@@ -73,7 +70,7 @@ describe('referenced objects: the built-in PostgresDatabase and its server Secre
         apiVersion: 'homeostat.dev/v1alpha1',
         kind: 'PostgresDatabase',
         metadata: { name },
-        spec: { serverSecretRef: { name: serverSecret }, databaseName: database, ownerRole: database },
+        spec: { serverRef: { name: server }, databaseName: database, ownerRole: database },
       },
     });
     const connectionHost = async (): Promise<string | undefined> =>
@@ -88,13 +85,24 @@ describe('referenced objects: the built-in PostgresDatabase and its server Secre
     });
     const signalsBefore = await signalsWith(homeostat!, 'referenced-changed');
 
-    // The admin URL moves to another name of the same server: a value only the Secret carries.
+    // The server's admin Secret changes to another name of the same server: a value only the server
+    // (through its Secret, in homeostat's namespace) carries.
+    const moved = `${server}-moved`;
+    await t.core.createNamespacedSecret({
+      namespace: systemNamespace,
+      body: {
+        metadata: { name: moved },
+        data: { url: b64(t.endpoints.postgresUrl.replace('@127.0.0.1:', '@localhost:')) },
+      },
+    });
     const changedAt = Date.now();
-    await t.core.patchNamespacedSecret(
+    await t.custom.patchClusterCustomObject(
       {
-        name: serverSecret,
-        namespace: t.namespace,
-        body: { data: { url: b64(t.endpoints.postgresUrl.replace('@127.0.0.1:', '@localhost:')) } },
+        group: 'homeostat.dev',
+        version: 'v1alpha1',
+        plural: 'postgresservers',
+        name: server,
+        body: { spec: { adminSecretRef: { name: moved } } },
       },
       mergePatch,
     );
@@ -120,22 +128,16 @@ describe('referenced objects: the built-in PostgresDatabase and its server Secre
     // Well inside the drift check (1 minute): the reference, not a timer, ran the pass.
     expect(newValueMs).toBeLessThan(20_000);
     expect(await signalsWith(homeostat!, 'referenced-changed')).toBeGreaterThan(signalsBefore);
-    // Secrets are owned and referenced: watched as metadata only, so the bridge holds no Secret data.
+    // Secrets are watched as metadata only, so the bridge holds no Secret data.
     const cachedSecrets = [...(homeostat!.bridge!.cacheOf('', 'Secret')?.values() ?? [])];
-    expect(cachedSecrets.map((s) => s.metadata.name)).toEqual(
-      expect.arrayContaining([serverSecret, `${name}-connection`]),
-    );
+    expect(cachedSecrets.map((s) => s.metadata.name)).toEqual(expect.arrayContaining([`${name}-connection`]));
     expect(cachedSecrets.filter((s) => 'data' in s || 'stringData' in s)).toEqual([]);
   }, 180_000);
 
-  it('given a terminal failure caused by its server Secret (not a URL), fixing the Secret alone heals it: no spec change', async () => {
+  it('given a terminal failure caused by its server (admin Secret not a URL), fixing the server alone heals it: no spec change', async () => {
     const name = `broken-${randomSuffix()}`;
     const database = `refs_${randomSuffix()}`;
-    const serverSecret = `pg-admin-${randomSuffix()}`;
-    await t.core.createNamespacedSecret({
-      namespace: t.namespace,
-      body: { metadata: { name: serverSecret }, stringData: { url: 'not a url at all' } },
-    });
+    const server = await createPostgresServer(t, `broken-${randomSuffix()}`, { url: 'not a url at all' });
     await t.custom.createNamespacedCustomObject({
       group: 'homeostat.dev',
       version: 'v1alpha1',
@@ -145,7 +147,7 @@ describe('referenced objects: the built-in PostgresDatabase and its server Secre
         apiVersion: 'homeostat.dev/v1alpha1',
         kind: 'PostgresDatabase',
         metadata: { name },
-        spec: { serverSecretRef: { name: serverSecret }, databaseName: database, ownerRole: database },
+        spec: { serverRef: { name: server }, databaseName: database, ownerRole: database },
       },
     });
     const handle = t.temporal.workflow.getHandle(
@@ -158,8 +160,19 @@ describe('referenced objects: the built-in PostgresDatabase and its server Secre
         : undefined;
     });
     expect(failed.observedGeneration).toBe(1);
-    await t.core.patchNamespacedSecret(
-      { name: serverSecret, namespace: t.namespace, body: { stringData: { url: t.endpoints.postgresUrl } } },
+    const fixed = `${server}-fixed`;
+    await t.core.createNamespacedSecret({
+      namespace: systemNamespace,
+      body: { metadata: { name: fixed }, stringData: { url: t.endpoints.postgresUrl } },
+    });
+    await t.custom.patchClusterCustomObject(
+      {
+        group: 'homeostat.dev',
+        version: 'v1alpha1',
+        plural: 'postgresservers',
+        name: server,
+        body: { spec: { adminSecretRef: { name: fixed } } },
+      },
       mergePatch,
     );
     const healed = await until(
