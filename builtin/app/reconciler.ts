@@ -5,10 +5,16 @@
  * config change rolls it.
  */
 import { createHash } from 'node:crypto';
-import type { V1ConfigMap, V1Deployment, V1Service } from '@kubernetes/client-node';
-import { defineReconciler, type CrdOptions, type StepContext } from '../../reconcilers';
+import type { V1ConfigMap, V1Deployment, V1EnvVar, V1Service } from '@kubernetes/client-node';
+import {
+  defineReconciler,
+  HomeostatError,
+  type CrdOptions,
+  type ReferenceWatch,
+  type StepContext,
+} from '../../reconcilers';
 import { appPlan } from './plan';
-import { appSpec, type AppSpec } from './schema';
+import { appSpec, databaseUrlEnv, type AppSpec } from './schema';
 
 type Ctx = StepContext<AppSpec>;
 
@@ -34,6 +40,42 @@ export function configHash(config: Readonly<Record<string, string>>): string {
   return createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 16);
 }
 
+/** The `PostgresDatabase` kind an App's `databaseRef` names. */
+const postgresDatabaseKind = { apiVersion: 'homeostat.dev/v1alpha1', kind: 'PostgresDatabase' } as const;
+
+/**
+ * An App is reconciled again when the PostgresDatabase it names appears or changes (its connection
+ * Secret's name may change with it).
+ */
+const databaseReference: ReferenceWatch = {
+  ...postgresDatabaseKind,
+  referencedBy: (object) => {
+    const name = (object.spec as { databaseRef?: { name?: unknown } } | undefined)?.databaseRef?.name;
+    return typeof name === 'string' && name !== '' ? [{ name }] : [];
+  },
+};
+
+/**
+ * The `DATABASE_URL` variable of an App naming a PostgresDatabase: a reference to the `url` key of the
+ * database's connection Secret (`spec.connectionSecretName`, by default `<database>-connection`, as the
+ * PostgresDatabase reconciler names it). A database that does not exist yet fails the step, which is
+ * retried, and its creation re-reconciles the App.
+ */
+async function databaseEnv(ctx: Ctx): Promise<V1EnvVar[]> {
+  const ref = ctx.spec.databaseRef;
+  if (!ref) return [];
+  const db = await ctx.read<{ apiVersion: string; kind: string; spec?: { connectionSecretName?: unknown } }>({
+    ...postgresDatabaseKind,
+    metadata: { name: ref.name },
+  });
+  if (!db) {
+    throw new HomeostatError('ERR_STEP_FAILED', `PostgresDatabase ${ref.name} (databaseRef) does not exist yet`);
+  }
+  const named = db.spec?.connectionSecretName;
+  const secret = typeof named === 'string' && named !== '' ? named : `${ref.name}-connection`;
+  return [{ name: databaseUrlEnv, valueFrom: { secretKeyRef: { name: secret, key: 'url' } } }];
+}
+
 /** CRD extras of `App`. */
 const appCrdOptions: CrdOptions = {
   shortNames: ['hsapp'],
@@ -46,6 +88,7 @@ const appCrdOptions: CrdOptions = {
 /** The `App` reconciler. */
 export const appReconciler = defineReconciler({
   crd: appCrdOptions,
+  references: [databaseReference],
   plan: appPlan,
   schema: appSpec,
   steps: {
@@ -61,6 +104,7 @@ export const appReconciler = defineReconciler({
 
     async deployment(ctx) {
       const { image, replicas, port, env, config } = ctx.spec;
+      const fromDatabase = await databaseEnv(ctx);
       const applied = await ctx.children.apply<V1Deployment>({
         apiVersion: 'apps/v1',
         kind: 'Deployment',
@@ -76,7 +120,7 @@ export const appReconciler = defineReconciler({
                   name: 'app',
                   image,
                   ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
-                  env: env.map((e) => ({ name: e.name, value: e.value })),
+                  env: [...env.map((e) => ({ name: e.name, value: e.value })), ...fromDatabase],
                   volumeMounts: [{ name: 'config', mountPath: '/etc/app', readOnly: true }],
                 },
               ],
@@ -86,7 +130,10 @@ export const appReconciler = defineReconciler({
         },
       });
       const ready = applied.status?.readyReplicas ?? 0;
-      return { message: `Deployment ${ctx.object.name}: ${replicas} replicas of ${image} (${ready} ready)` };
+      const database = fromDatabase.length ? `, ${databaseUrlEnv} from ${ctx.spec.databaseRef?.name}` : '';
+      return {
+        message: `Deployment ${ctx.object.name}: ${replicas} replicas of ${image} (${ready} ready)${database}`,
+      };
     },
 
     async service(ctx) {

@@ -2,39 +2,64 @@
 import { z } from 'zod';
 import { celRule } from '../../reconcilers';
 
+/** The environment variable that carries the connection URL of the App's database. */
+export const databaseUrlEnv = 'DATABASE_URL';
+
 /** The spec schema of `App`. */
-export const appSpec = z.object({
-  /** Container image, e.g. `registry.spr.com/pony-spawner:v2.1.0`. */
-  image: z
-    .string()
-    .min(1)
-    .max(512)
-    .regex(/^[^\s]+$/, 'image must not contain whitespace'),
-  /** @default 1 */
-  replicas: z.number().int().min(0).max(1000).default(1),
-  /** The container port, also the Service's port. @default 8080 */
-  port: z.number().int().min(1).max(65535).default(8080),
-  /** Environment variables of the container. */
-  env: celRule(
-    z
-      .array(
-        z.object({
-          name: z
-            .string()
-            .min(1)
-            .max(256)
-            .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/),
-          value: z.string().max(32768).default(''),
-        }),
-      )
-      .max(100),
-    // A repeated name would leave the container with whichever value the kubelet applies last.
-    { rule: 'self.all(e, self.exists_one(f, f.name == e.name))', message: 'env names must be unique' },
-    (env) => new Set(env.map((e) => e.name)).size === env.length,
-  ).default([]),
-  /** Config data, written to the ConfigMap `<name>-config` and mounted at `/etc/app`. */
-  config: z.record(z.string().regex(/^[-._a-zA-Z0-9]+$/), z.string()).default({}),
-});
+export const appSpec = celRule(
+  z.object({
+    /** Container image, e.g. `registry.spr.com/pony-spawner:v2.1.0`. */
+    image: z
+      .string()
+      .min(1)
+      .max(512)
+      .regex(/^[^\s]+$/, 'image must not contain whitespace'),
+    /** @default 1 */
+    replicas: z.number().int().min(0).max(1000).default(1),
+    /** The container port, also the Service's port. @default 8080 */
+    port: z.number().int().min(1).max(65535).default(8080),
+    /** Environment variables of the container. */
+    env: celRule(
+      z
+        .array(
+          z.object({
+            name: z
+              .string()
+              .min(1)
+              .max(256)
+              .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/),
+            value: z.string().max(32768).default(''),
+          }),
+        )
+        .max(100),
+      // A repeated name would leave the container with whichever value the kubelet applies last.
+      { rule: 'self.all(e, self.exists_one(f, f.name == e.name))', message: 'env names must be unique' },
+      (env) => new Set(env.map((e) => e.name)).size === env.length,
+    ).default([]),
+    /** Config data, written to the ConfigMap `<name>-config` and mounted at `/etc/app`. */
+    config: z.record(z.string().regex(/^[-._a-zA-Z0-9]+$/), z.string()).default({}),
+    /**
+     * A `PostgresDatabase` in the App's namespace whose connection Secret the container gets as
+     * `DATABASE_URL` (a `secretKeyRef` to the Secret's `url` key: the URL never passes through the spec).
+     */
+    databaseRef: z
+      .object({
+        name: z
+          .string()
+          .min(1)
+          .max(253)
+          .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'databaseRef.name must be a Kubernetes object name'),
+      })
+      .optional(),
+  }),
+  // Two DATABASE_URLs would leave the container with whichever the kubelet applies last.
+  {
+    rule: "!has(self.databaseRef) || !has(self.env) || self.env.all(e, e.name != 'DATABASE_URL')",
+    message: 'env must not set DATABASE_URL when databaseRef is set: the database provides it',
+    fieldPath: '.env',
+  },
+  (spec) => spec.databaseRef === undefined || spec.env.every((e) => e.name !== databaseUrlEnv),
+);
 
 /** A parsed `App` spec. */
 export type AppSpec = z.output<typeof appSpec>;
