@@ -77,7 +77,7 @@ describe('deploy manifests', () => {
       r.rules.filter((rule) => rule.resources?.includes('secrets')).map((rule) => [r.metadata?.name, rule.verbs]),
     );
     expect(Object.fromEntries(secretRules)).toEqual({
-      'homeostat-worker': ['get', 'create', 'patch', 'update', 'delete'],
+      'homeostat-worker': ['get', 'create', 'patch', 'delete'],
       'homeostat-bridge': ['list', 'watch'],
     });
     expect(secretRules).toHaveLength(2);
@@ -106,7 +106,7 @@ describe('deploy manifests', () => {
     it.each([
       ['get', 'homeostat.dev', 'apps', ''],
       ['patch', 'homeostat.dev', 'postgresdatabases', ''],
-      ['update', 'homeostat.dev', 'apps', 'status'],
+      ['patch', 'homeostat.dev', 'apps', 'status'],
       ['patch', 'apps', 'deployments', ''],
       ['create', '', 'configmaps', ''],
       ['delete', '', 'services', ''],
@@ -119,6 +119,8 @@ describe('deploy manifests', () => {
 
     it.each([
       ['list', '', 'secrets', ''],
+      ['update', '', 'secrets', ''],
+      ['watch', '', 'secrets', ''],
       ['delete', 'homeostat.dev', 'apps', ''],
       ['create', 'rbac.authorization.k8s.io', 'clusterroles', ''],
       ['delete', '', 'namespaces', ''],
