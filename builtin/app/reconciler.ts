@@ -9,6 +9,7 @@ import type { V1ConfigMap, V1Deployment, V1EnvVar, V1Service } from '@kubernetes
 import {
   defineReconciler,
   HomeostatError,
+  terminal,
   type CrdOptions,
   type ReferenceWatch,
   type StepContext,
@@ -103,7 +104,7 @@ export const appReconciler = defineReconciler({
     },
 
     async deployment(ctx) {
-      const { image, replicas, port, env, config } = ctx.spec;
+      const { image, replicas, port, env, config, progressDeadlineSeconds } = ctx.spec;
       const fromDatabase = await databaseEnv(ctx);
       const applied = await ctx.children.apply<V1Deployment>({
         apiVersion: 'apps/v1',
@@ -111,6 +112,7 @@ export const appReconciler = defineReconciler({
         metadata: { name: ctx.object.name, labels: labels(ctx) },
         spec: {
           replicas,
+          progressDeadlineSeconds,
           selector: { matchLabels: selector(ctx) },
           template: {
             metadata: { labels: labels(ctx), annotations: { 'homeostat.dev/config-hash': configHash(config) } },
@@ -129,6 +131,13 @@ export const appReconciler = defineReconciler({
           },
         },
       });
+      // A rollout past its deadline stays stuck until the spec changes: report the Deployment's own
+      // reason and message rather than retrying (the bridge re-runs this step when the Deployment changes).
+      const progressing = applied.status?.conditions?.find((c) => c.type === 'Progressing');
+      const current = (applied.status?.observedGeneration ?? 0) >= (applied.metadata?.generation ?? 0);
+      if (current && progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
+        throw terminal(new Error(`Deployment ${ctx.object.name}: ${progressing.reason}: ${progressing.message ?? ''}`));
+      }
       const ready = applied.status?.readyReplicas ?? 0;
       const database = fromDatabase.length ? `, ${databaseUrlEnv} from ${ctx.spec.databaseRef?.name}` : '';
       return {

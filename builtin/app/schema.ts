@@ -16,6 +16,11 @@ export const appSpec = celRule(
       .regex(/^[^\s]+$/, 'image must not contain whitespace'),
     /** @default 1 */
     replicas: z.number().int().min(0).max(1000).default(1),
+    /**
+     * How long a rollout may make no progress before the Deployment reports `ProgressDeadlineExceeded`
+     * and the App turns `Degraded` with that reason. @default 600
+     */
+    progressDeadlineSeconds: z.number().int().min(10).max(86400).default(600),
     /** The container port, also the Service's port. @default 8080 */
     port: z.number().int().min(1).max(65535).default(8080),
     /** Environment variables of the container. */
