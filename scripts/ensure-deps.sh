@@ -39,5 +39,7 @@ else
   step "npm packages up to date"
 fi
 
-step "local stack servers (Go builds are cached; a cold build takes about 10 minutes on 2 cores)"
-npx tsx devstack/cli.ts build
+# --cluster: also kube-controller-manager, kube-scheduler and kwok (stacks started with cluster: true),
+# built here rather than inside a test's setup hook, where a cold build would outlast its timeout.
+step "local stack servers (Go builds are cached; a cold build takes about 15-20 minutes on 2 cores)"
+npx tsx devstack/cli.ts build --cluster

@@ -39,6 +39,8 @@ describe('App rollouts on the whole cluster (own stack, cluster: true)', () => {
   let homeostat: InProcessHomeostat | undefined;
   let apps: k8s.AppsV1Api;
 
+  // The timeout covers a first run that builds the cluster's servers (minutes, then cached;
+  // scripts/ensure-deps.sh builds them before the tests).
   beforeAll(async () => {
     stack = await startStack({ name: `app-rollout-${randomSuffix()}`, cluster: true, postgres: false });
     const kc = new k8s.KubeConfig();
@@ -65,7 +67,7 @@ describe('App rollouts on the whole cluster (own stack, cluster: true)', () => {
       logger: pino({ level: 'warn' }),
       bridge: { watchTimeoutSeconds: 30 },
     });
-  });
+  }, 40 * 60_000);
   afterAll(async () => {
     await homeostat?.stop();
     await t?.connection.close();

@@ -59,6 +59,8 @@ describe('devstack: the whole cluster (own stack, cluster: true)', () => {
   let apps: k8s.AppsV1Api;
   const namespaces: string[] = [];
 
+  // The timeout covers a first run that builds the cluster's servers (minutes, then cached;
+  // scripts/ensure-deps.sh builds them before the tests).
   beforeAll(async () => {
     const started = Date.now();
     stack = await startStack({ name: `cluster-${randomSuffix()}`, cluster: true, postgres: false });
@@ -67,7 +69,7 @@ describe('devstack: the whole cluster (own stack, cluster: true)', () => {
     kc.loadFromFile(stack.endpoints.kubeconfig);
     core = kc.makeApiClient(k8s.CoreV1Api);
     apps = kc.makeApiClient(k8s.AppsV1Api);
-  });
+  }, 40 * 60_000);
   afterAll(async () => {
     await stack?.stop();
   });
