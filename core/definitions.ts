@@ -112,6 +112,13 @@ export interface ObjectWorkflowInput {
   readonly pending?: ReconcileRequest;
   /** Counters and memory carried across continue-as-new; absent on a fresh start. */
   readonly carried?: CarriedState;
+  /**
+   * Whether this run uses local activities (observe, status, finalizer, and the steps that ask for
+   * it). Every starter sets it ({@link objectWorkflowStartOptions}) and so does continue-as-new; runs
+   * started before it existed have none and replay as they ran. Decided by the input rather than by a
+   * patch marker, which would cost a search-attribute upsert (a billable action) in every run.
+   */
+  readonly localActivities?: boolean;
 }
 
 /** What one run hands to the next on continue-as-new: small and bounded. */
@@ -227,7 +234,7 @@ export function objectWorkflowStartOptions(ref: ObjectRef, taskQueue: string = d
   return {
     workflowId: workflowIdFor(ref),
     taskQueue,
-    args: [{ ref }] as [ObjectWorkflowInput],
+    args: [{ ref, localActivities: true }] as [ObjectWorkflowInput],
     staticSummary: staticSummaryFor(ref),
     typedSearchAttributes: [
       { key: searchAttributeKeys.kind, value: ref.kind },

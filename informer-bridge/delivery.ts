@@ -68,7 +68,7 @@ export function signalDelivery(
         try {
           await client.workflow.start(objectWorkflowType, {
             ...objectWorkflowStartOptions(request.ref, taskQueue),
-            args: [{ ref: request.ref, pending: request }],
+            args: [{ ref: request.ref, pending: request, localActivities: true }],
           });
           return true;
         } catch (err) {

@@ -78,7 +78,10 @@ describe('delivery to Temporal', () => {
         deadline: expect.any(Number),
         type: 'objectWorkflow',
         via: 'start',
-        options: { ...objectWorkflowStartOptions(ref, 'tq'), args: [{ ref, pending: req('added') }] },
+        options: {
+          ...objectWorkflowStartOptions(ref, 'tq'),
+          args: [{ ref, pending: req('added'), localActivities: true }],
+        },
       },
     ]);
     expect(calls[0]!.deadline).toBeGreaterThanOrEqual(before + 3000);

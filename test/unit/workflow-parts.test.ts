@@ -1,0 +1,344 @@
+/**
+ * The object workflow's parts, each alone, outside any workflow: the run's state ({@link ObjectEntity}),
+ * change-only status writes ({@link StatusWriter}), the step runner's rounds, backoff, Retry-After,
+ * terminal and refused failures and dependency order ({@link StepRunner}), and the requeue/drift timer
+ * ({@link PassTimer}). Time is a fake clock that the fake waits advance: what a time-skipping server
+ * would do, without one. The whole workflow runs against the real server in the integration tests.
+ */
+import type { ActivityOptions } from '@temporalio/common';
+import type { Observation, StepActivityResult, StepInput, WriteStatusInput } from '../../core/activity-contract';
+import type { ObjectRef, ReconcileRequest } from '../../core/definitions';
+import { definePlan, type ReconcilerPlan, type StepPlan } from '../../core/plan';
+import { ObjectEntity } from '../../workflows/object-entity';
+import { desiredStatus } from '../../workflows/object-state';
+import { PassTimer } from '../../workflows/pass-timer';
+import { StatusWriter } from '../../workflows/status-writer';
+import { StepRunner, type StepRunnerEffects } from '../../workflows/step-runner';
+
+const ref: ObjectRef = { group: 'test.homeostat.dev', version: 'v1', kind: 'Gadget', namespace: 'ns', name: 'g' };
+const request = (over: Partial<ReconcileRequest> = {}): ReconcileRequest => ({
+  ref,
+  uid: 'u1',
+  generation: 1,
+  resourceVersion: '1',
+  reason: 'updated',
+  ...over,
+});
+
+describe('ObjectEntity: the state of a run', () => {
+  it('given a fresh start, it is Pending, run 1, with the request pending, and its query answer says so', () => {
+    const e = new ObjectEntity({ ref, pending: request({ reason: 'added' }) });
+    expect(e.where).toBe('ns/g');
+    expect(e.state()).toEqual({
+      ref,
+      uid: 'u1',
+      phase: 'Pending',
+      conditions: [],
+      wantedGeneration: 1,
+      reconciling: false,
+      steps: {},
+      passes: 0,
+      run: 1,
+      pending: true,
+    });
+    expect(e.details()).toContain('**Gadget ns/g**');
+  });
+
+  it('given carried state, it resumes passes, runs, the blocked generation and the last outcome', () => {
+    const lastOutcome = {
+      pass: 7,
+      result: 'degraded' as const,
+      phase: 'Degraded' as const,
+      generation: 3,
+      steps: { a: { status: 'failed' as const, attempts: 3, message: 'no' } },
+      error: 'a: no',
+      statusWritten: true,
+    };
+    const e = new ObjectEntity({
+      ref: { ...ref, namespace: '' },
+      carried: { uid: 'u1', passes: 7, runs: 2, invalidGeneration: 3, blockedBy: 'terminal', lastOutcome },
+    });
+    expect(e.where).toBe('g');
+    expect(e.state()).toMatchObject({
+      phase: 'Degraded',
+      observedGeneration: 3,
+      passes: 7,
+      run: 3,
+      lastError: 'a: no',
+    });
+    expect(e.blocks(request({ generation: 3 }), false, false)).toBe(true);
+    expect(e.blocks(request({ generation: 4 }), false, false)).toBe(false);
+    expect(e.blocks(request({ generation: 3, reason: 'deleted' }), false, false)).toBe(false);
+    // A terminal failure may be cured by a referenced object; an invalid spec only by a spec change.
+    expect(e.blocks(request({ generation: 3, reason: 'referenced-changed' }), false, false)).toBe(false);
+    e.blockedBy = 'invalid';
+    expect(e.blocks(request({ generation: 3, reason: 'referenced-changed' }), false, false)).toBe(true);
+    expect(e.blocks(undefined, false, true)).toBe(true); // a timer does not retry a blocked generation
+    expect(e.blocks(undefined, true, false)).toBe(false); // an explicit update does
+    expect(e.blocks(request({ uid: 'u2', generation: 1 }), false, false)).toBe(false); // a new object
+  });
+
+  it('given passes, outcomes keep the last 20, carried state takes the armed drift timer but not a retry', () => {
+    const e = new ObjectEntity({ ref });
+    e.uid = 'u1';
+    for (let i = 0; i < 25; i++) e.finishPass(e.outcome('ready', 1));
+    expect(e.passes).toBe(25);
+    expect([...e.outcomes.keys()]).toEqual([
+      6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+    ]);
+    e.nextTimer = { kind: 'retry', at: 5 };
+    expect(e.carried(e.lastOutcome!)).toEqual({ uid: 'u1', passes: 25, runs: 1, lastOutcome: e.lastOutcome });
+    e.nextTimer = { kind: 'drift', at: 9 };
+    e.blockedGeneration = 2;
+    expect(e.carried(e.lastOutcome!)).toMatchObject({
+      invalidGeneration: 2,
+      blockedBy: 'invalid',
+      timer: { kind: 'drift', at: 9 },
+    });
+  });
+
+  it('given the current search attributes, only the values that differ are upserted', () => {
+    const e = new ObjectEntity({ ref });
+    const current = (values: Record<string, unknown>) =>
+      ({ get: (key: { name: string }) => values[key.name] }) as never;
+    expect(e.changedSearchAttributes(current({})).map((p) => p.key.name)).toEqual([
+      'HomeostatKind',
+      'HomeostatNamespace',
+      'HomeostatName',
+      'HomeostatPhase',
+    ]);
+    e.phase = 'Ready';
+    e.observedGeneration = 4;
+    const now = { HomeostatKind: 'Gadget', HomeostatNamespace: 'ns', HomeostatName: 'g', HomeostatPhase: 'Pending' };
+    expect(e.changedSearchAttributes(current(now))).toEqual([
+      { key: expect.objectContaining({ name: 'HomeostatPhase' }), value: 'Ready' },
+      { key: expect.objectContaining({ name: 'HomeostatGeneration' }), value: 4 },
+    ]);
+  });
+});
+
+describe('StatusWriter: status only when it changed', () => {
+  it('given the same status twice, it writes once; a new phase carries its Event, a same-phase change none', async () => {
+    const e = new ObjectEntity({ ref });
+    const writes: WriteStatusInput[] = [];
+    const w = new StatusWriter(e, async (input) => void writes.push(input));
+    const ready = desiredStatus({ phase: 'Ready', generation: 1, succeeded: 2 });
+    const event = { type: 'Normal' as const, reason: 'Reconciled', note: 'ok' };
+    await w.writeIfChanged('u1', ready, event);
+    await w.writeIfChanged('u1', ready, event);
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.event).toMatchObject({ reason: 'Reconciled', action: 'Reconcile', dedupKey: '1/Ready/1' });
+    expect(e.phase).toBe('Ready');
+    expect(e.statusWritten).toBe(true);
+    await w.writeIfChanged('u1', desiredStatus({ phase: 'Ready', generation: 2, succeeded: 2 }), event);
+    expect(writes).toHaveLength(2);
+    expect(writes[1]!.event).toBeUndefined();
+  });
+
+  it('given writes started together, they run one after the other, and a failed write does not block the next', async () => {
+    const e = new ObjectEntity({ ref });
+    const order: string[] = [];
+    let fail = true;
+    const w = new StatusWriter(e, async (input) => {
+      order.push(`start ${input.status.phase}`);
+      await new Promise((r) => setTimeout(r, 5));
+      if (fail) {
+        fail = false;
+        throw new Error('conflict');
+      }
+      order.push(`end ${input.status.phase}`);
+    });
+    const a = w.writeIfChanged('u1', desiredStatus({ phase: 'Degraded', generation: 1 }));
+    const b = w.writeIfChanged('u1', desiredStatus({ phase: 'Ready', generation: 1 }));
+    await expect(a).rejects.toThrow('conflict');
+    await b;
+    expect(order).toEqual(['start Degraded', 'start Ready', 'end Ready']);
+    expect(w.known.phase).toBe('Ready');
+  });
+});
+
+/** A fake clock that waits advance, and activities scripted per step. */
+function harness(script: Record<string, ((attempt: number) => StepActivityResult | Error)[]>) {
+  let now = 1_000_000;
+  const waits: number[] = [];
+  const calls: { step: string; options: ActivityOptions; input: StepInput }[] = [];
+  const entity = new ObjectEntity({ ref });
+  const writes: WriteStatusInput[] = [];
+  const status = new StatusWriter(entity, async (input) => void writes.push(input));
+  let supersedeAfterWaits = Infinity;
+  const effects: StepRunnerEffects = {
+    execute: async (type, step, options, input) => {
+      calls.push({ step: step.name, options, input });
+      const n = calls.filter((c) => c.step === step.name).length;
+      const outcome = script[step.name]![Math.min(n, script[step.name]!.length) - 1]!(n);
+      await Promise.resolve();
+      if (outcome instanceof Error) throw outcome;
+      return outcome;
+    },
+    wait: async (until, ms) => {
+      waits.push(ms);
+      now += ms;
+      return waits.length >= supersedeAfterWaits || until();
+    },
+    continueAsNewSuggested: () => false,
+    now: () => now,
+    showDetails: () => undefined,
+    upsert: () => undefined,
+  };
+  const runner = new StepRunner(entity, status, effects);
+  return {
+    runner,
+    entity,
+    waits,
+    calls,
+    writes,
+    supersedeAfter: (n: number) => (supersedeAfterWaits = n),
+  };
+}
+
+const failure = (type: string, message: string, detail: Record<string, unknown> = {}, nonRetryable = false) =>
+  Object.assign(new Error('activity failed'), {
+    name: 'ActivityFailure',
+    cause: { type, message, nonRetryable, details: [detail] },
+  });
+const ok =
+  (message: string, extra: Partial<StepActivityResult> = {}) =>
+  (): StepActivityResult => ({
+    attempt: 1,
+    message,
+    ...extra,
+  });
+const obs = { found: true, uid: 'u1', generation: 1, spec: { size: 1 }, identity: { uid: 'u1' } } as unknown as Extract<
+  Observation,
+  { found: true }
+>;
+const plan = (steps: StepPlan[]): ReconcilerPlan =>
+  definePlan({ group: 'g', version: 'v1', kind: 'Gadget', plural: 'gadgets', scope: 'Namespaced', steps });
+
+describe('StepRunner: rounds, backoff and dependency order', () => {
+  it('given a step failing two rounds, it waits the backoff between rounds (1 s, 2 s), reports Degraded while failing, then succeeds', async () => {
+    const h = harness({
+      a: [
+        () => failure('StepFailed', 'boom', { attempt: 3 }),
+        () => failure('StepFailed', 'boom', { attempt: 3 }),
+        ok('done'),
+      ],
+    });
+    const p = plan([{ name: 'a' }]);
+    const run = await h.runner.runStep(p, p.steps[0]!, { ref } as StepInput, 1, 'u1');
+    expect(run).toMatchObject({ terminal: false, superseded: false, state: { status: 'succeeded', attempts: 7 } });
+    expect(h.waits).toEqual([1000, 2000]);
+    expect(h.writes.map((w) => w.status.phase)).toEqual(['Degraded']); // the same failure again: unchanged
+    expect(h.writes[0]!.status.conditions[0]).toMatchObject({ reason: 'StepFailed', message: 'a: boom' });
+    expect(h.calls[0]!.options).toMatchObject({
+      startToCloseTimeout: '1 minute',
+      retry: { maximumAttempts: 3, backoffCoefficient: 2, initialInterval: '1 second' },
+    });
+  });
+
+  it('given Retry-After in the failure, the next round waits exactly that long', async () => {
+    const h = harness({
+      a: [() => failure('KubernetesThrottled', '429', { attempt: 1, retryAfterMs: 7000 }), ok('done')],
+    });
+    const p = plan([{ name: 'a' }]);
+    await h.runner.runStep(p, p.steps[0]!, { ref } as StepInput, 1, 'u1');
+    expect(h.waits).toEqual([7000]);
+  });
+
+  it('given a terminal failure, and a refused adoption, there is no second round, and the refusal is marked', async () => {
+    const h = harness({
+      a: [() => failure('TerminalStepError', 'never', { attempt: 1 }, true)],
+      b: [() => failure('AdoptionRefused', 'Service ns/web: not ours', { attempt: 1 }, true)],
+    });
+    const p = plan([{ name: 'a' }, { name: 'b' }]);
+    const a = await h.runner.runStep(p, p.steps[0]!, { ref } as StepInput, 1, 'u1');
+    const b = await h.runner.runStep(p, p.steps[1]!, { ref } as StepInput, 1, 'u1');
+    expect(a).toMatchObject({ terminal: true, superseded: false, state: { status: 'failed', attempts: 1 } });
+    expect(a.refused).toBeUndefined();
+    expect(b).toMatchObject({ terminal: true, refused: true });
+    expect(h.waits).toEqual([]);
+    expect(h.writes).toEqual([]);
+  });
+
+  it('given a newer request while a step waits to retry, the step gives way as superseded', async () => {
+    const h = harness({ a: [() => failure('StepFailed', 'boom', { attempt: 3 })] });
+    const p = plan([{ name: 'a' }]);
+    h.entity.coalescer.offer(request({ generation: 2 }));
+    const run = await h.runner.runStep(p, p.steps[0]!, { ref } as StepInput, 1, 'u1');
+    expect(run).toMatchObject({ superseded: true, state: { status: 'failed', message: 'superseded after: boom' } });
+    expect(h.entity.nextTimer).toBeUndefined();
+  });
+
+  it('given a long failure and continue-as-new coming, the generation is requeued for the next run', async () => {
+    const h = harness({ a: [() => failure('StepFailed', 'boom', { attempt: 3 })] });
+    h.supersedeAfter(1);
+    const p = plan([{ name: 'a' }]);
+    await h.runner.runStep(p, p.steps[0]!, { ref } as StepInput, 4, 'u1');
+    expect(h.entity.coalescer.peek()).toMatchObject({ generation: 4, reason: 'requeue', uid: 'u1' });
+  });
+
+  it('given dependent and independent steps, dependents wait, outputs flow to them, a failure skips what depends on it', async () => {
+    const h = harness({
+      prepare: [ok('prepared', { outputs: { id: 7 } })],
+      publish: [() => failure('TerminalStepError', 'no', { attempt: 1 }, true)],
+      audit: [ok('audited', { requeueAfterMs: 500 })],
+      announce: [ok('never')],
+    });
+    const p = plan([
+      { name: 'prepare' },
+      { name: 'publish', dependsOn: ['prepare'] },
+      { name: 'audit' },
+      { name: 'announce', dependsOn: ['publish'] },
+    ]);
+    const result = await h.runner.runSteps(p, p.steps, obs);
+    expect(h.calls.map((c) => c.step)).toEqual(['prepare', 'audit', 'publish']);
+    expect(h.calls[2]!.input.results).toEqual({ prepare: { id: 7 } });
+    expect(result).toEqual({
+      failed: { step: 'publish', message: 'no', terminal: true },
+      superseded: false,
+      requeueAfterMs: 500,
+    });
+    expect(h.entity.steps.announce).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
+  });
+});
+
+describe('PassTimer: one durable timer for the next pass', () => {
+  it('given an earlier timer running, arming a later time starts no second timer and the first re-arms for the rest', async () => {
+    const entity = new ObjectEntity({ ref });
+    let now = 0;
+    const sleeps: { ms: number; fire: () => void }[] = [];
+    const timer = new PassTimer(
+      entity,
+      (ms) => new Promise<void>((fire) => sleeps.push({ ms, fire })),
+      () => now,
+    );
+    timer.arm('requeue', 1000);
+    timer.arm('drift', 5000);
+    expect(sleeps.map((s) => s.ms)).toEqual([1000]);
+    now = 1000;
+    sleeps[0]!.fire();
+    await new Promise((r) => setImmediate(r));
+    expect(entity.timerDue).toBe(false);
+    expect(sleeps.map((s) => s.ms)).toEqual([1000, 4000]);
+    now = 5000;
+    sleeps[1]!.fire();
+    await new Promise((r) => setImmediate(r));
+    expect(entity.timerDue).toBe(true);
+    expect(entity.nextTimer).toEqual({ kind: 'drift', at: 5000 });
+  });
+
+  it('given a retry timer wanted meanwhile, a firing requeue timer does not make a pass due', async () => {
+    const entity = new ObjectEntity({ ref });
+    const sleeps: (() => void)[] = [];
+    const timer = new PassTimer(
+      entity,
+      () => new Promise<void>((fire) => sleeps.push(fire)),
+      () => 0,
+    );
+    timer.arm('drift', 10);
+    entity.nextTimer = { kind: 'retry', at: 0 };
+    sleeps[0]!();
+    await new Promise((r) => setImmediate(r));
+    expect(entity.timerDue).toBe(false);
+  });
+});

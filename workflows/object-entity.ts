@@ -1,0 +1,209 @@
+/**
+ * The state of one object's workflow run, as a class: what the `state` query answers, what the
+ * Temporal UI's current details show, the outcome of each pass, the rule that skips a blocked
+ * generation, the search attributes that changed and what continue-as-new carries. No Temporal calls
+ * and no clock of its own (times are passed in), so it is unit-tested directly.
+ */
+import type { SearchAttributeUpdatePair, TypedSearchAttributes } from '@temporalio/common';
+import type { ReconcilerPlan, StepPlan } from '../core/plan';
+import {
+  searchAttributeKeys,
+  type CarriedState,
+  type ConditionSpec,
+  type ObjectRef,
+  type ObjectState,
+  type ObjectWorkflowInput,
+  type PassOutcome,
+  type PassResult,
+  type Phase,
+  type ReconcileRequest,
+  type StepState,
+} from '../core/definitions';
+import { Coalescer, detailsMarkdown } from './object-state';
+
+/** The kinds of durable timer a run arms: a step's requeue, the drift check, a failed step's retry. */
+export type TimerKind = 'requeue' | 'drift' | 'retry';
+
+/** Why a generation is blocked: an invalid spec only a spec change can fix, or a terminal step failure. */
+export type BlockedBy = 'invalid' | 'terminal';
+
+/** The mutable state of one run of an object's workflow. */
+export class ObjectEntity {
+  readonly ref: ObjectRef;
+  /** `namespace/name`, or `name` for a cluster-scoped object. */
+  readonly where: string;
+  /** This run's number (1 for the first run, +1 per continue-as-new). */
+  readonly run: number;
+  readonly coalescer: Coalescer;
+  /** Outcomes of the latest passes, by pass number (the update handler returns them). */
+  readonly outcomes = new Map<number, PassOutcome>();
+
+  uid: string | undefined;
+  /** Passes finished by this workflow, all runs. */
+  passes: number;
+  passesThisRun = 0;
+  /** The generation that is not retried (invalid spec or terminal failure), until the spec changes. */
+  blockedGeneration: number | undefined;
+  blockedBy: BlockedBy;
+  lastOutcome: PassOutcome | undefined;
+  phase: Phase;
+  conditions: readonly ConditionSpec[] = [];
+  observedGeneration: number | undefined;
+  steps: Record<string, StepState>;
+  lastError: string | undefined;
+  reconciling = false;
+  finished = false;
+  nowRequested = false;
+  nextTimer: { kind: TimerKind; at: number } | undefined;
+  timerDue = false;
+  currentGeneration: number | undefined;
+  /** The plan of the newest observation (or the legacy plan until one is observed). */
+  plan: ReconcilerPlan | undefined;
+  /** The steps the current details show (the plan's steps, or its cleanup steps while deleting). */
+  stepList: readonly StepPlan[];
+  detailsTitle = 'Steps';
+  /** Whether the current pass wrote status. */
+  statusWritten = false;
+
+  constructor(input: ObjectWorkflowInput, legacyPlan?: ReconcilerPlan) {
+    const carried = input.carried;
+    this.ref = input.ref;
+    this.where = input.ref.namespace ? `${input.ref.namespace}/${input.ref.name}` : input.ref.name;
+    this.run = (carried?.runs ?? 0) + 1;
+    this.uid = carried?.uid ?? input.pending?.uid;
+    this.passes = carried?.passes ?? 0;
+    this.blockedGeneration = carried?.invalidGeneration;
+    this.blockedBy = carried?.blockedBy ?? 'invalid';
+    this.lastOutcome = carried?.lastOutcome;
+    this.phase = this.lastOutcome?.phase ?? 'Pending';
+    this.observedGeneration = this.lastOutcome?.generation;
+    this.steps = { ...(this.lastOutcome?.steps ?? {}) };
+    this.lastError = this.lastOutcome?.error;
+    this.coalescer = new Coalescer(input.pending);
+    this.plan = legacyPlan;
+    this.stepList = legacyPlan?.steps ?? [];
+  }
+
+  /** The answer of the `state` query. */
+  state(): ObjectState {
+    const { coalescer, observedGeneration, nextTimer } = this;
+    return {
+      ref: this.ref,
+      ...(this.uid !== undefined ? { uid: this.uid } : {}),
+      phase: this.phase,
+      conditions: this.conditions,
+      ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+      ...(coalescer.wantedGeneration !== undefined || observedGeneration !== undefined
+        ? { wantedGeneration: Math.max(coalescer.wantedGeneration ?? 0, observedGeneration ?? 0) }
+        : {}),
+      reconciling: this.reconciling,
+      steps: this.steps,
+      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
+      ...(this.lastOutcome !== undefined ? { lastOutcome: this.lastOutcome } : {}),
+      ...(nextTimer ? { nextTimer: { kind: nextTimer.kind, at: new Date(nextTimer.at).toISOString() } } : {}),
+      passes: this.passes,
+      run: this.run,
+      pending: coalescer.peek() !== undefined || this.nowRequested,
+    };
+  }
+
+  /** The markdown the Temporal UI shows as the workflow's current details. */
+  details(): string {
+    const { nextTimer } = this;
+    return detailsMarkdown({
+      ref: this.ref,
+      phase: this.phase,
+      pass: this.passes + (this.reconciling ? 1 : 0),
+      ...(this.currentGeneration !== undefined ? { generation: this.currentGeneration } : {}),
+      title: this.detailsTitle,
+      plan: this.stepList,
+      steps: this.steps,
+      ...(nextTimer ? { nextTimer: { kind: nextTimer.kind, at: new Date(nextTimer.at).toISOString() } } : {}),
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+    });
+  }
+
+  /** The outcome of the pass now ending (number `passes + 1`). */
+  outcome(result: PassResult, generation: number, extra: Partial<PassOutcome> = {}): PassOutcome {
+    return {
+      pass: this.passes + 1,
+      result,
+      phase: this.phase,
+      generation,
+      ...(this.uid !== undefined ? { uid: this.uid } : {}),
+      steps: { ...this.steps },
+      ...(this.lastError !== undefined && result !== 'ready' ? { error: this.lastError } : {}),
+      statusWritten: this.statusWritten,
+      ...extra,
+    };
+  }
+
+  /**
+   * Whether a request is for a generation that is blocked (invalid spec, terminal failure) and so
+   * starts no pass. A deletion always passes, and so does a referenced object's change after a
+   * terminal failure (the step may have failed for want of it).
+   */
+  blocks(request: ReconcileRequest | undefined, byUpdate: boolean, byTimer: boolean): boolean {
+    const blocked = this.blockedGeneration;
+    if (
+      !byUpdate &&
+      !byTimer &&
+      request &&
+      blocked !== undefined &&
+      request.uid === this.uid &&
+      request.generation <= blocked &&
+      request.reason !== 'deleted' &&
+      !(request.reason === 'referenced-changed' && this.blockedBy === 'terminal')
+    ) {
+      return true;
+    }
+    return byTimer && blocked !== undefined && !request && !byUpdate;
+  }
+
+  /** Records a finished pass. */
+  finishPass(result: PassOutcome): void {
+    this.passes += 1;
+    this.passesThisRun += 1;
+    this.lastOutcome = result;
+    this.outcomes.set(result.pass, result);
+    this.outcomes.delete(result.pass - 20);
+  }
+
+  /** The search attributes whose values differ from `current` (upserted only on change). */
+  changedSearchAttributes(current: TypedSearchAttributes): SearchAttributeUpdatePair[] {
+    const wanted: SearchAttributeUpdatePair[] = [];
+    const want = <T extends string | number>(
+      key: (typeof searchAttributeKeys)[keyof typeof searchAttributeKeys],
+      value: T | undefined,
+    ): void => {
+      if (value === undefined) return;
+      if (current.get(key) !== value) wanted.push({ key, value } as SearchAttributeUpdatePair);
+    };
+    want(searchAttributeKeys.kind, this.ref.kind);
+    want(searchAttributeKeys.namespace, this.ref.namespace || '_');
+    want(searchAttributeKeys.name, this.ref.name);
+    want(searchAttributeKeys.phase, this.phase);
+    want(searchAttributeKeys.generation, this.observedGeneration);
+    return wanted;
+  }
+
+  /** The requeue or drift timer to re-arm in the next run (a retry timer belongs to its pass). */
+  timerToCarry(): { timer?: { kind: 'requeue' | 'drift'; at: number } } {
+    const t = this.nextTimer;
+    return t && t.kind !== 'retry' ? { timer: { kind: t.kind, at: t.at } } : {};
+  }
+
+  /** What continue-as-new carries into the next run. */
+  carried(lastOutcome: PassOutcome): CarriedState {
+    return {
+      ...(this.uid !== undefined ? { uid: this.uid } : {}),
+      passes: this.passes,
+      runs: this.run,
+      ...(this.blockedGeneration !== undefined
+        ? { invalidGeneration: this.blockedGeneration, blockedBy: this.blockedBy }
+        : {}),
+      lastOutcome,
+      ...this.timerToCarry(),
+    };
+  }
+}

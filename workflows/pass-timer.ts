@@ -1,0 +1,43 @@
+/**
+ * The run's one pending requeue or drift timer, on durable workflow timers. Arming it again for a
+ * later time starts no second timer: the running one re-arms itself for the remainder when it fires.
+ * The sleep and the clock are passed in, so the rule is unit-tested with a fake clock.
+ */
+import type { ObjectEntity, TimerKind } from './object-entity';
+
+/** Arms the next pass's timer (`entity.nextTimer`) and sets `entity.timerDue` when it is due. */
+export class PassTimer {
+  /** When the timers already started fire (epoch milliseconds). */
+  private readonly fireTimes = new Set<number>();
+
+  /**
+   * @param entity the run's state: `nextTimer` says what is wanted, `timerDue` is set when it is due.
+   * @param sleep a durable timer (the workflow's `sleep`).
+   * @param now the workflow clock.
+   */
+  constructor(
+    private readonly entity: ObjectEntity,
+    private readonly sleep: (ms: number) => Promise<void>,
+    private readonly now: () => number,
+  ) {}
+
+  /** Wants the next pass `delay` ms from now. */
+  arm(kind: TimerKind, delay: number): void {
+    const at = this.now() + delay;
+    this.entity.nextTimer = { kind, at };
+    // A running timer that fires no later re-arms itself for the remainder when it fires.
+    if ([...this.fireTimes].some((t) => t <= at)) return;
+    this.start(at);
+  }
+
+  private start(at: number): void {
+    this.fireTimes.add(at);
+    void this.sleep(Math.max(1, at - this.now())).then(() => {
+      this.fireTimes.delete(at);
+      const next = this.entity.nextTimer;
+      if (!next || next.kind === 'retry') return;
+      if (this.now() >= next.at) this.entity.timerDue = true;
+      else if (![...this.fireTimes].some((t) => t <= next.at)) this.start(next.at);
+    });
+  }
+}

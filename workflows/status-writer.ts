@@ -1,0 +1,70 @@
+/**
+ * Writes an object's status only when it changed, one write at a time, with an Event when the phase
+ * changes. The write itself (the `writeStatus` activity, local or regular) is passed in, so the rule
+ * is unit-tested without a workflow.
+ */
+import type { WriteStatusInput } from '../core/activity-contract';
+import type { ObjectStatus } from '../core/definitions';
+import type { ObjectEntity } from './object-entity';
+import { sameStatus, type desiredStatus } from './object-state';
+
+/** The status a pass wants written (what {@link desiredStatus} returns). */
+export type WantedStatus = ReturnType<typeof desiredStatus>;
+
+/** The Event to record with a write that changes the phase. */
+export interface StatusEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly note: string;
+}
+
+/** Serialized, change-only status writes of one object. */
+export class StatusWriter {
+  /** The status as last read (by observe) or written. */
+  known: ObjectStatus = {};
+  private chain: Promise<unknown> = Promise.resolve();
+
+  /**
+   * @param entity the run's state: its phase and conditions follow every wanted status.
+   * @param write writes status through the `writeStatus` activity; `summary` names it in the UI.
+   */
+  constructor(
+    private readonly entity: ObjectEntity,
+    private readonly write: (input: WriteStatusInput, summary: string) => Promise<unknown>,
+  ) {}
+
+  /**
+   * Makes `wanted` the object's status: the run's phase and conditions follow at once; the write
+   * happens only when `wanted` differs from what is known, after any write already under way.
+   */
+  async writeIfChanged(objUid: string, wanted: WantedStatus, eventFor?: StatusEvent): Promise<void> {
+    const entity = this.entity;
+    const next = this.chain.then(async () => {
+      entity.phase = wanted.phase;
+      entity.conditions = wanted.conditions;
+      if (sameStatus(this.known, wanted)) return;
+      const phaseChanged = this.known.phase !== wanted.phase;
+      await this.write(
+        {
+          ref: entity.ref,
+          uid: objUid,
+          status: wanted,
+          ...(eventFor && phaseChanged
+            ? {
+                event: {
+                  ...eventFor,
+                  action: 'Reconcile',
+                  dedupKey: `${wanted.observedGeneration}/${wanted.phase}/${entity.passes + 1}`,
+                },
+              }
+            : {}),
+        },
+        `status ${wanted.phase} gen ${wanted.observedGeneration} · ${entity.ref.kind} ${entity.where}`,
+      );
+      this.known = wanted;
+      entity.statusWritten = true;
+    });
+    this.chain = next.catch(() => undefined);
+    await next;
+  }
+}

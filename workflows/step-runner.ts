@@ -1,0 +1,275 @@
+/**
+ * Runs a pass's steps: in dependency order, independent ones in parallel, each in rounds of
+ * server-side attempts with workflow backoff between rounds, until it succeeds, fails terminally,
+ * refuses an adoption or is superseded by a newer request. What touches Temporal (running the
+ * activity, waiting, the clock) comes in as {@link StepRunnerEffects}, so the runner is unit-tested
+ * with a fake clock and fake activities, and runs unchanged in the workflow.
+ */
+import type { ActivityOptions } from '@temporalio/common';
+import type { Observation, StepActivityResult, StepInput } from '../core/activity-contract';
+import type { StepState } from '../core/definitions';
+import { runnableSteps, stepActivityType, type ReconcilerPlan, type StepPlan } from '../core/plan';
+import type { StepOutputs } from '../core/reconciler';
+import type { ObjectEntity } from './object-entity';
+import { backoffMs, desiredStatus } from './object-state';
+import type { StatusWriter } from './status-writer';
+
+/** Failure types that end a step for this generation (no more rounds). */
+export const terminalTypes = ['InvalidSpec', 'TerminalStepError', 'UnknownKind', 'KubernetesRejected'];
+
+/** The failure type of `adoptionRefused()`: refused without retries, re-checked later. */
+export const adoptionRefusedType = 'AdoptionRefused';
+
+/** Failure fields the workflow reads, by property (not instanceof). */
+export interface FailureLike {
+  readonly message?: string;
+  readonly type?: string;
+  readonly nonRetryable?: boolean;
+  readonly details?: readonly unknown[];
+  readonly cause?: FailureLike;
+}
+
+/** The innermost failure with a type (ApplicationFailure), or the error itself. */
+export function appFailure(err: unknown): FailureLike {
+  let f = err as FailureLike | undefined;
+  while (f?.cause && f.type === undefined) f = f.cause;
+  return f ?? {};
+}
+
+/** What the step runner needs from the workflow. */
+export interface StepRunnerEffects {
+  /** Runs a step's activity (`type`) with `options`, as a local activity when the step and the run allow it. */
+  execute(type: string, step: StepPlan, options: ActivityOptions, input: StepInput): Promise<StepActivityResult>;
+  /** Waits until `until()` holds (true) or `ms` pass (false): the workflow's `condition`. */
+  wait(until: () => boolean, ms: number): Promise<boolean>;
+  /** Whether the server suggests continue-as-new (a long-failing step then gives way). */
+  continueAsNewSuggested(): boolean;
+  /** The workflow clock, in epoch milliseconds. */
+  now(): number;
+  /** The run's state changed: refresh the Temporal UI's current details. */
+  showDetails(): void;
+  /** Upserts the search attributes that changed. */
+  upsert(): void;
+}
+
+/** How one step ended. */
+export interface StepRun {
+  readonly state: StepState;
+  readonly terminal: boolean;
+  readonly refused?: boolean;
+  readonly superseded: boolean;
+  readonly result?: StepActivityResult;
+}
+
+/** How a list of steps ended: the first failure, whether a newer request superseded it, the shortest requeue. */
+export interface StepsRun {
+  readonly failed?: { step: string; message: string; terminal: boolean; refused?: boolean };
+  readonly superseded: boolean;
+  readonly requeueAfterMs?: number;
+}
+
+/** Runs steps for one object's workflow run. */
+export class StepRunner {
+  constructor(
+    private readonly entity: ObjectEntity,
+    private readonly status: StatusWriter,
+    private readonly effects: StepRunnerEffects,
+  ) {}
+
+  /** The activity options of a step: its timeouts, and one round of its retry policy. */
+  static optionsOf(step: StepPlan, summary: string): ActivityOptions {
+    const retry = step.retry;
+    return {
+      startToCloseTimeout: step.startToCloseTimeout ?? '1 minute',
+      ...(step.heartbeatTimeout !== undefined ? { heartbeatTimeout: step.heartbeatTimeout } : {}),
+      retry: {
+        initialInterval: retry?.initialInterval ?? '1 second',
+        backoffCoefficient: retry?.backoffCoefficient ?? 2,
+        maximumInterval: retry?.maximumInterval ?? '5 minutes',
+        maximumAttempts: retry?.attemptsPerRound ?? 3,
+        nonRetryableErrorTypes: [...terminalTypes, ...(retry?.nonRetryableErrorTypes ?? [])],
+      },
+      summary,
+    };
+  }
+
+  /** Runs one step (rounds of server-side attempts, then workflow backoff) until success or terminal. */
+  async runStep(
+    plan: ReconcilerPlan,
+    step: StepPlan,
+    stepInput: StepInput,
+    generation: number,
+    objUid: string,
+  ): Promise<StepRun> {
+    const { entity, effects } = this;
+    const retry = step.retry;
+    const options = StepRunner.optionsOf(
+      step,
+      `${step.summary ?? step.name} · ${entity.ref.kind} ${entity.where} gen ${generation}`,
+    );
+    const type = stepActivityType(plan, step.name);
+    let attempts = 0;
+    for (let round = 1; ; round++) {
+      entity.steps[step.name] = {
+        status: round === 1 ? 'running' : 'retrying',
+        attempts,
+        ...(entity.steps[step.name]?.message ? { message: entity.steps[step.name]!.message! } : {}),
+      };
+      effects.showDetails();
+      try {
+        const result = await effects.execute(type, step, options, stepInput);
+        attempts += result.attempt;
+        const state: StepState = {
+          status: 'succeeded',
+          attempts,
+          ...(result.message !== undefined ? { message: result.message } : {}),
+          ...(result.requeueAfterMs !== undefined ? { requeueAfterMs: result.requeueAfterMs } : {}),
+        };
+        entity.steps[step.name] = state;
+        effects.showDetails();
+        return { state, terminal: false, superseded: false, result };
+      } catch (err) {
+        const failure = appFailure(err);
+        const detail = (failure.details?.[0] ?? {}) as { attempt?: number; retryAfterMs?: number };
+        attempts += detail.attempt ?? (options.retry?.maximumAttempts || 1);
+        const message = failure.message ?? String(err);
+        entity.lastError = `${step.name}: ${message}`;
+        const terminal =
+          failure.nonRetryable === true ||
+          terminalTypes.includes(failure.type ?? '') ||
+          (retry?.nonRetryableErrorTypes ?? []).includes(failure.type ?? '');
+        entity.steps[step.name] = { status: terminal ? 'failed' : 'retrying', attempts, message };
+        effects.showDetails();
+        if (terminal) {
+          const refused = failure.type === adoptionRefusedType;
+          return {
+            state: entity.steps[step.name]!,
+            terminal: true,
+            ...(refused ? { refused } : {}),
+            superseded: false,
+          };
+        }
+        await this.status.writeIfChanged(
+          objUid,
+          desiredStatus({ phase: 'Degraded', generation, failedStep: step.name, message }),
+          { type: 'Warning', reason: 'StepFailed', note: `${step.name}: ${message}` },
+        );
+        effects.upsert();
+        // Retry-After (429/503): the activity puts it in the details as well as in nextRetryDelay,
+        // which only the server's own retries see.
+        const retryAfter = typeof detail.retryAfterMs === 'number' ? detail.retryAfterMs : undefined;
+        const delay = retryAfter ?? backoffMs(retry, round);
+        entity.nextTimer = { kind: 'retry', at: effects.now() + delay };
+        effects.showDetails();
+        // A newer request ends the wait (and the pass); so does a history grown long enough for the
+        // server to suggest continue-as-new, since a step can fail for days.
+        const superseded = await effects.wait(
+          () => entity.coalescer.supersedes(objUid, generation) || effects.continueAsNewSuggested(),
+          delay,
+        );
+        entity.nextTimer = undefined;
+        if (superseded) {
+          if (!entity.coalescer.peek()) {
+            // Continue-as-new is coming: make sure the next run retries this generation.
+            entity.coalescer.offer({
+              ref: entity.ref,
+              uid: objUid,
+              generation,
+              resourceVersion: '',
+              reason: 'requeue',
+            });
+          }
+          entity.steps[step.name] = { status: 'failed', attempts, message: `superseded after: ${message}` };
+          return { state: entity.steps[step.name]!, terminal: false, superseded: true };
+        }
+      }
+    }
+  }
+
+  /** Runs a list of steps in dependency order, independent ones in parallel. */
+  async runSteps(
+    plan: ReconcilerPlan,
+    list: readonly StepPlan[],
+    obs: Extract<Observation, { found: true }>,
+  ): Promise<StepsRun> {
+    const { entity, effects } = this;
+    const status: Record<string, StepState['status']> = {};
+    for (const s of list) status[s.name] = 'pending';
+    entity.stepList = list;
+    entity.steps = {};
+    for (const s of list) entity.steps[s.name] = { status: 'pending', attempts: 0 };
+    effects.showDetails();
+    const outputs: Record<string, StepOutputs> = {};
+    /** The outputs of a step's dependencies, direct or not (deterministic: plan order). */
+    const inputFor = (step: StepPlan): StepInput => {
+      const results: Record<string, StepOutputs> = {};
+      const visit = (name: string): void => {
+        for (const dep of list.find((s) => s.name === name)?.dependsOn ?? []) {
+          if (outputs[dep] !== undefined && results[dep] === undefined) results[dep] = outputs[dep];
+          visit(dep);
+        }
+      };
+      visit(step.name);
+      return {
+        ref: entity.ref,
+        identity: obs.identity,
+        spec: obs.spec,
+        ...(Object.keys(results).length > 0 ? { results } : {}),
+      };
+    };
+    let failed: StepsRun['failed'];
+    let superseded = false;
+    let requeueAfterMs: number | undefined;
+    const running = new Map<string, Promise<void>>();
+    for (;;) {
+      const { start, skip } = runnableSteps(list, status);
+      for (const name of skip) {
+        status[name] = 'skipped';
+        entity.steps[name] = { status: 'skipped', attempts: 0, message: 'a dependency failed' };
+      }
+      if (!failed && !superseded) {
+        for (const name of start) {
+          const step = list.find((s) => s.name === name)!;
+          status[name] = 'running';
+          running.set(
+            name,
+            this.runStep(plan, step, inputFor(step), obs.generation, obs.uid).then((r) => {
+              running.delete(name);
+              if (r.result?.outputs !== undefined) outputs[name] = r.result.outputs;
+              status[name] = r.state.status === 'succeeded' ? 'succeeded' : 'failed';
+              if (r.result?.requeueAfterMs !== undefined) {
+                requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, r.result.requeueAfterMs);
+              }
+              if (r.superseded) superseded = true;
+              else if (r.state.status !== 'succeeded' && !failed) {
+                failed = {
+                  step: name,
+                  message: r.state.message ?? 'failed',
+                  terminal: r.terminal,
+                  ...(r.refused ? { refused: true } : {}),
+                };
+              }
+            }),
+          );
+        }
+      } else {
+        for (const name of start) {
+          status[name] = 'skipped';
+          entity.steps[name] = {
+            status: 'skipped',
+            attempts: 0,
+            message: superseded ? 'superseded' : 'another step failed',
+          };
+        }
+      }
+      if (running.size === 0) break;
+      await Promise.race(running.values());
+    }
+    effects.showDetails();
+    return {
+      ...(failed ? { failed } : {}),
+      superseded,
+      ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+    };
+  }
+}
