@@ -18,7 +18,7 @@
  *   (see the `extensions` step).
  *
  * Every step is idempotent and re-reads what it needs, so a worker killed mid-step is harmless: the role
- * is created and marked in one transaction, and a database left unmarked by a crash between `CREATE
+ * is created and marked in one implicit transaction, and a database left unmarked by a crash between `CREATE
  * DATABASE` (which cannot run in a transaction) and its `COMMENT` is recognised by its owner, the role
  * this object marked.
  */
@@ -290,21 +290,21 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
           let row = await readRole(db, role);
           if (!row) {
             const password = await readPassword(ctx);
-            try {
-              // One transaction: a role without its mark never exists, even if the worker dies here.
-              await db.query('BEGIN');
-              await db.query(
-                `CREATE ROLE ${ident} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS ` +
-                  `INHERIT PASSWORD ${db.escapeLiteral(scramSha256Verifier(password))}`,
-              );
-              await db.query(`COMMENT ON ROLE ${ident} IS ${db.escapeLiteral(ownerMark(uid))}`);
+            // One simple-protocol query of several statements is one implicit transaction: a role
+            // without its mark never exists. Unlike BEGIN … COMMIT, it also completes when the worker
+            // dies while the statement waits on a lock, so the role is created exactly once.
+            const statements = [
+              `CREATE ROLE ${ident} LOGIN PASSWORD ${db.escapeLiteral(scramSha256Verifier(password))} ` +
+                'NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT',
+              `COMMENT ON ROLE ${ident} IS ${db.escapeLiteral(ownerMark(uid))}`,
               // A CREATEROLE admin holds ADMIN on the roles it creates but cannot act as them; SET lets it
               // create the database owned by the role and run the owner's statements (asOwner).
-              if (!facts.superuser) await db.query(`GRANT ${ident} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE`);
-              await db.query('COMMIT');
+              ...(facts.superuser ? [] : [`GRANT ${ident} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE`]),
+            ];
+            try {
+              await db.query(statements.join('; '));
               return { message: `role ${role} created` };
             } catch (err) {
-              await db.query('ROLLBACK').catch(() => {});
               if ((err as { code?: string }).code !== '42710') throw err; // created concurrently: check it
             }
             row = await readRole(db, role);
