@@ -71,7 +71,9 @@ export function binaryPath(server: GoServer, env: NodeJS.ProcessEnv = process.en
   const hasher = createHash('sha256')
     .update(readFileSync(join(moduleDir, 'go.mod')))
     .update(readFileSync(join(moduleDir, 'go.sum')));
-  for (const file of readdirSync(moduleDir).filter((f) => f.endsWith('.go')).sort()) {
+  for (const file of readdirSync(moduleDir)
+    .filter((f) => f.endsWith('.go'))
+    .sort()) {
     hasher.update(file).update(readFileSync(join(moduleDir, file)));
   }
   const hash = hasher.digest('hex').slice(0, 12);
