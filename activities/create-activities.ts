@@ -23,7 +23,7 @@ import type {
 import type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from '../core/definitions';
 import { matchesLabels, parseLabelSelector, type LabelRequirement } from '../core/label-selector';
 import { assertOperator, reconcilerFor as findReconciler, type Operator } from '../core/operator';
-import { durationMs, stepActivityType, type ReconcilerPlan } from '../core/plan';
+import { driftCheckAnnotation, driftIntervalMs, durationMs, stepActivityType, type ReconcilerPlan } from '../core/plan';
 import type { Reconciler, StepResult } from '../core/reconciler';
 import { sameStatus } from '../core/status';
 import { HomeostatError, isConflict, toApplicationFailure } from '../core/errors';
@@ -293,7 +293,17 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
         if (!obj) return { found: false };
         log.info({ ref, uid: obj.metadata.uid }, 'finalizer added');
       }
-      return { found: true, ...snapshotOf(obj, location), spec: parsed.data, plan };
+      // The object's own drift-check interval, only when it asks for one (the observation is history).
+      const asked = obj.metadata.annotations?.[driftCheckAnnotation];
+      const drift = asked === undefined ? {} : driftIntervalMs(plan, asked);
+      if (drift.problem) log.warn({ ref, problem: drift.problem }, 'drift-check annotation ignored');
+      return {
+        found: true,
+        ...snapshotOf(obj, location),
+        ...(asked !== undefined && drift.ms !== undefined ? { driftCheckIntervalMs: drift.ms } : {}),
+        spec: parsed.data,
+        plan,
+      };
     }),
 
     writeStatus: guarded(async (input: WriteStatusInput): Promise<WriteStatusResult> => {

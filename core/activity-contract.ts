@@ -34,6 +34,8 @@ export interface ObjectSnapshot {
   /** The status fields homeostat owns, without transition times. */
   readonly status: ObjectStatus;
   readonly identity: ObjectIdentity;
+  /** The object's own drift-check interval (its annotation, clamped to the plan's bounds), if it set one. */
+  readonly driftCheckIntervalMs?: number;
 }
 
 /** The result of {@link Activities.observeObject}. */

@@ -72,6 +72,12 @@ export interface ReconcilerPlan<Name extends string = string> {
   /** A pass re-runs after this long without any event (drift detection); unset disables it. */
   readonly driftCheckInterval?: Duration;
   /**
+   * The range an object may choose its own drift-check interval in, with the annotation
+   * `homeostat.dev/drift-check-interval` (values outside are clamped to it).
+   * @default { min: '30 seconds', max: '24 hours' }
+   */
+  readonly driftCheckBounds?: { readonly min?: Duration; readonly max?: Duration };
+  /**
    * Passes per workflow run before continue-as-new (the server's `continueAsNewSuggested` can end a
    * run earlier).
    * @default 500
@@ -109,6 +115,38 @@ export function definePlan<const Name extends string, const P extends Reconciler
     executionLayers(list); // throws on cycles
   }
   return plan;
+}
+
+/** The annotation an object sets to choose its own drift-check interval, within its plan's bounds. */
+export const driftCheckAnnotation = 'homeostat.dev/drift-check-interval';
+
+/**
+ * An object's drift-check interval in milliseconds: the value of its {@link driftCheckAnnotation},
+ * clamped to the plan's {@link ReconcilerPlan.driftCheckBounds}, or the plan's own interval when the
+ * annotation is absent or not a duration (`problem` says why it was ignored). `undefined` when the
+ * plan has no drift check: an annotation cannot turn on what the plan's author left off.
+ */
+export function driftIntervalMs(
+  plan: Pick<ReconcilerPlan, 'driftCheckInterval' | 'driftCheckBounds'>,
+  annotation: string | undefined,
+): { readonly ms?: number; readonly problem?: string } {
+  if (plan.driftCheckInterval === undefined) return {};
+  const planned = durationMs(plan.driftCheckInterval, 0);
+  if (annotation === undefined) return { ms: planned };
+  let asked: number;
+  try {
+    // Durations here are at most a few characters; anything longer is not one.
+    if (annotation.length > 32) throw new PlanError('too long');
+    asked = durationMs(annotation, 0);
+  } catch {
+    return {
+      ms: planned,
+      problem: `${driftCheckAnnotation}: ${JSON.stringify(annotation.slice(0, 32))} is not a duration such as '10 minutes'`,
+    };
+  }
+  const min = durationMs(plan.driftCheckBounds?.min, 30_000);
+  const max = durationMs(plan.driftCheckBounds?.max, 86_400_000);
+  return { ms: Math.min(max, Math.max(min, asked)) };
 }
 
 /** Parses a {@link Duration} to milliseconds; `fallback` when undefined. */

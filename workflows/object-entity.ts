@@ -64,6 +64,8 @@ export class ObjectEntity {
   detailsTitle = 'Steps';
   /** Whether the current pass wrote status. */
   statusWritten = false;
+  /** The drift-check interval the object asked for (its annotation, clamped), as last observed. */
+  driftCheckIntervalMs: number | undefined;
 
   constructor(input: ObjectWorkflowInput, legacyPlan?: ReconcilerPlan) {
     const carried = input.carried;

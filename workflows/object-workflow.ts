@@ -158,8 +158,17 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       },
     );
 
+    /** The drift-check interval: the object's own (annotation) or its plan's. */
     const driftMs = (): number | undefined =>
-      entity.plan?.driftCheckInterval !== undefined ? durationMs(entity.plan.driftCheckInterval, 0) : undefined;
+      entity.plan?.driftCheckInterval === undefined
+        ? undefined
+        : (entity.driftCheckIntervalMs ?? durationMs(entity.plan.driftCheckInterval, 0));
+    /**
+     * The drift timer, jittered by up to ±10% so that objects created together do not check in
+     * lockstep. `Math.random` is seeded per run in workflow code, so replay draws the same values; runs
+     * recorded before jitter (no `localActivities` input) keep the exact interval.
+     */
+    const jittered = (ms: number): number => (localActivities ? Math.round(ms * (0.9 + 0.2 * Math.random())) : ms);
     const maxPasses = (): number => entity.plan?.maxPassesPerRun ?? defaultMaxPassesPerRun;
 
     /** One pass: observe, compare, act, report. */
@@ -211,6 +220,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       entity.uid = obs.uid;
       status.known = obs.status;
       entity.currentGeneration = obs.generation;
+      entity.driftCheckIntervalMs = obs.driftCheckIntervalMs;
 
       if (obs.deleting) {
         if (!obs.hasFinalizer) return entity.outcome('deleted', obs.generation);
@@ -395,7 +405,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         const requeue = result.requeueAfterMs;
         const drift = driftMs();
         if (requeue !== undefined && (drift === undefined || requeue < drift)) timer.arm('requeue', requeue);
-        else if (drift !== undefined) timer.arm('drift', drift);
+        else if (drift !== undefined) timer.arm('drift', jittered(drift));
       }
       showDetails();
 

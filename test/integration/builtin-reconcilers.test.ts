@@ -14,7 +14,7 @@ import { builtinOperator } from '../../builtin';
 import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
 import { stateQuery, workflowIdFor } from '../../core/definitions';
 import { randomSuffix, useStack } from '../support/harness';
-import { writeHistory } from '../support/histories';
+import { activityTypes, writeHistory } from '../support/histories';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 import { createPostgresServer } from '../support/postgres';
 
@@ -264,11 +264,9 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
     );
     const state = await handle.query(stateQuery);
     expect(state.lastOutcome).toMatchObject({ result: 'invalid', phase: 'Invalid', steps: {} });
-    // No step activity (`postgresdatabases.homeostat.dev/<step>`) was ever scheduled. The history does
-    // hold the observe activity, so an unreadable or empty history cannot pass this check.
-    const scheduled = ((await handle.fetchHistory()).events ?? []).flatMap(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
-    );
+    // No step activity (`postgresdatabases.homeostat.dev/<step>`) ever ran, regular or local. The
+    // history does hold the observe activity, so an unreadable or empty history cannot pass this check.
+    const scheduled = activityTypes(await handle.fetchHistory());
     expect(scheduled).toContain('observeObject');
     expect(scheduled.filter((name) => name.startsWith('postgresdatabases.'))).toEqual([]);
     const roles = await pg(

@@ -544,7 +544,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     }, 30_000);
     const all = (await handle.fetchHistory()).events ?? [];
     const fired = all.flatMap((e, i) => (e.timerFiredEventAttributes ? [i] : []));
-    const checks = fired.slice(1).map((end, k) => historyCost({ events: all.slice(fired[k]!, end) }));
+    const checks = fired.slice(1).map((end, k) => historyCost({ events: all.slice(fired[k], end) }));
     expect(checks.length).toBeGreaterThanOrEqual(4);
     const perCheck = Math.max(...checks.map((c) => c.actions));
     process.stdout.write(
@@ -570,6 +570,48 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       reason: 'TerminalStepError',
     });
     await recordHistory('local-steps', name, local);
+  });
+
+  it('given drift-check annotations, each object checks at its own interval within the plan bounds, jittered so objects created together spread out', async () => {
+    const local = new Counters(t, taskQueue, 'LocalCounter');
+    const asks: Record<string, string | undefined> = {
+      slow: '10 minutes',
+      huge: '9999 days', // clamped to the 24-hour maximum
+      tiny: '1 ms', // clamped to the 30-second minimum
+      junk: 'whenever', // ignored: the plan's 2 seconds
+      none: undefined,
+    };
+    const names = Object.fromEntries(Object.keys(asks).map((k) => [k, t.unique(`interval-${k}`)]));
+    for (const [k, ask] of Object.entries(asks)) {
+      await local.create(names[k]!, { message: 'timely pony' });
+      const obj =
+        ask === undefined
+          ? await local.get(names[k]!)
+          : await local.annotate(names[k]!, { 'homeostat.dev/drift-check-interval': ask });
+      await local.request(obj!, 'added');
+    }
+    const delayOf = async (k: string): Promise<number> => {
+      const st = await local.settled(names[k]!, 1);
+      return Date.parse(st.nextTimer!.at) - Date.now();
+    };
+    const within = (ms: number, target: number) => ms > target * 0.85 && ms <= target * 1.1 + 1000;
+    expect(within(await delayOf('slow'), 600_000)).toBe(true);
+    expect(within(await delayOf('huge'), 86_400_000)).toBe(true);
+    expect(within(await delayOf('tiny'), 30_000)).toBe(true);
+    expect(await delayOf('junk')).toBeLessThanOrEqual(2_200 + 1000);
+    expect(await delayOf('none')).toBeLessThanOrEqual(2_200 + 1000);
+
+    // Ten objects created together at the same 10-minute interval: their checks do not coincide.
+    const many = Array.from({ length: 10 }, (_, i) => t.unique(`herd-${i}`));
+    for (const n of many) {
+      await local.create(n, { message: 'herd pony' });
+      await local.request(await local.annotate(n, { 'homeostat.dev/drift-check-interval': '10m' }), 'added');
+    }
+    const at = await Promise.all(many.map(async (n) => Date.parse((await local.settled(n, 1)).nextTimer!.at)));
+    const spread = Math.max(...at) - Math.min(...at);
+    process.stdout.write(`drift jitter: 10 objects at 10 min spread over ${(spread / 1000).toFixed(1)} s\n`);
+    expect(new Set(at.map((a) => Math.round(a / 1000))).size).toBeGreaterThanOrEqual(5);
+    expect(spread).toBeGreaterThan(10_000);
   });
 
   it('given 200+ passes on one object, it continues as new, loses no request, and its events and actions per pass are measured', async () => {

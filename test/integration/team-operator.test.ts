@@ -10,6 +10,7 @@ import pino from 'pino';
 import { stateQuery, workflowIdFor } from '../../core/definitions';
 import widgets from '../fixtures/operators/widgets';
 import { randomSuffix, useStack } from '../support/harness';
+import { activityResults } from '../support/histories';
 import { installOperatorCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -81,9 +82,7 @@ describe("a team's operator on the generic workflow", () => {
 
     // The plan the workflow ran is in its history, with each observation: replay needs no copy of it.
     const history = await handle.fetchHistory();
-    const observed = (history.events ?? [])
-      .map((e) => e.activityTaskCompletedEventAttributes?.result?.payloads?.[0])
-      .filter((p): p is NonNullable<typeof p> => p != null)
+    const observed = activityResults(history)
       .map((p) => defaultPayloadConverter.fromPayload<{ plan?: { kind: string; steps: { name: string }[] } }>(p))
       .filter((r) => r?.plan);
     expect(observed.length).toBeGreaterThanOrEqual(2);

@@ -136,6 +136,21 @@ export class Counters {
     }
   }
 
+  /** Sets (or, with `null`, removes) annotations; a metadata change, so the generation stays. */
+  async annotate(name: string, annotations: Record<string, string | null>): Promise<CounterObject> {
+    return (await this.t.custom.patchNamespacedCustomObject(
+      {
+        group: counterGroup,
+        version: 'v1',
+        namespace: this.t.namespace,
+        plural: this.plural,
+        name,
+        body: { metadata: { annotations } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    )) as CounterObject;
+  }
+
   async patchSpec(name: string, spec: Record<string, unknown>): Promise<CounterObject> {
     return (await this.t.custom.patchNamespacedCustomObject(
       { group: counterGroup, version: 'v1', namespace: this.t.namespace, plural: this.plural, name, body: { spec } },

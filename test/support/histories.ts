@@ -19,3 +19,35 @@ export function writeHistory(path: string, history: temporal.api.history.v1.IHis
 export function readHistory(path: string): temporal.api.history.v1.History {
   return History.fromObject(JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>);
 }
+
+/** The fields of a local activity's marker the tests read. */
+interface LocalActivityMarker {
+  readonly activity_type?: string;
+}
+
+/**
+ * The activity types a history ran, in order: regular activities (scheduled events) and local
+ * activities (their `core_local_activity` markers), so a check holds whichever way a step ran.
+ */
+export function activityTypes(history: temporal.api.history.v1.IHistory): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) return [scheduled];
+    const marker = e.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
+    if (!data) return [];
+    const type = (JSON.parse(Buffer.from(data).toString('utf8')) as LocalActivityMarker).activity_type;
+    return type ? [type] : [];
+  });
+}
+
+/** The result payloads of the activities a history ran, regular and local, in order. */
+export function activityResults(history: temporal.api.history.v1.IHistory): temporal.api.common.v1.IPayload[] {
+  return (history.events ?? []).flatMap((e) => {
+    const completed = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+    if (completed) return [completed];
+    const marker = e.markerRecordedEventAttributes;
+    const result = marker?.markerName === 'core_local_activity' ? marker.details?.result?.payloads?.[0] : undefined;
+    return result ? [result] : [];
+  });
+}

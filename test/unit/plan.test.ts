@@ -1,4 +1,12 @@
-import { definePlan, durationMs, executionLayers, PlanError, runnableSteps, stepActivityType } from '../../core/plan';
+import {
+  definePlan,
+  driftIntervalMs,
+  durationMs,
+  executionLayers,
+  PlanError,
+  runnableSteps,
+  stepActivityType,
+} from '../../core/plan';
 import { counterPlan } from '../fixtures/counter/plan';
 
 const base = { group: 'g.dev', version: 'v1', kind: 'Thing', plural: 'things', scope: 'Namespaced' } as const;
@@ -44,5 +52,32 @@ describe('reconciler plans', () => {
     expect(durationMs('1 hour', 0)).toBe(3_600_000);
     expect(durationMs(undefined, 7)).toBe(7);
     expect(() => durationMs('soon', 0)).toThrow(/cannot parse/);
+  });
+});
+
+describe('driftIntervalMs: an object’s own drift-check interval', () => {
+  const plan = { driftCheckInterval: '5 minutes' } as const;
+  it('given no annotation, the plan’s interval; given no plan interval, none whatever the annotation says', () => {
+    expect(driftIntervalMs(plan, undefined)).toEqual({ ms: 300_000 });
+    expect(driftIntervalMs({}, '1 minute')).toEqual({});
+  });
+  it('given a duration, it is used within the bounds (default 30 s to 24 h), clamped outside them', () => {
+    expect(driftIntervalMs(plan, '10 minutes')).toEqual({ ms: 600_000 });
+    expect(driftIntervalMs(plan, '1ms')).toEqual({ ms: 30_000 });
+    expect(driftIntervalMs(plan, '9999 days')).toEqual({ ms: 86_400_000 });
+    expect(driftIntervalMs({ ...plan, driftCheckBounds: { min: '2m', max: '1h' } }, '1 minute')).toEqual({
+      ms: 120_000,
+    });
+    expect(driftIntervalMs({ ...plan, driftCheckBounds: { min: '2m', max: '1h' } }, '2 hours')).toEqual({
+      ms: 3_600_000,
+    });
+  });
+  it('given something that is not a duration (a word, a negative, a huge string), the plan’s interval and the reason', () => {
+    for (const bad of ['whenever', '-5m', '', `${'9'.repeat(400)}s`]) {
+      const r = driftIntervalMs(plan, bad);
+      expect(r.ms).toBe(300_000);
+      expect(r.problem).toMatch(/^homeostat\.dev\/drift-check-interval: ".*" is not a duration/);
+      expect(r.problem!.length).toBeLessThan(120);
+    }
   });
 });
