@@ -8,10 +8,10 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { ObjectRef, ReconcileReason, ReconcileRequest } from '../core/definitions';
-import { workflowIdFor } from '../core/definitions';
+import { objectWorkflowType, searchAttributeKeys, workflowIdFor } from '../core/definitions';
 import type { BackoffOptions } from './backoff';
 import { objectKey } from './cache';
-import { mergeRequests, signalDelivery } from './delivery';
+import { mergeRequests, signalDelivery, startIfAbsent } from './delivery';
 import { LeaderElector } from './leader';
 import { BridgeMetrics } from './metrics';
 import type { WatchSource } from './operator-resources';
@@ -65,6 +65,11 @@ export interface BridgeOptions {
   readonly concurrency?: number;
   /** Period of the safety-net resync. @default 300_000 */
   readonly resyncIntervalMs?: number;
+  /**
+   * Whether each resync also audits the object workflows ({@link Bridge.auditWorkflows}): starts the
+   * workflow of any cached object that has none running. @default true
+   */
+  readonly auditWorkflows?: boolean;
   /** Timeout of one signal attempt. @default 10_000 */
   readonly deliveryTimeoutMs?: number;
   /** Least time between two signals to one object (bursts merge meanwhile). @default 500 */
@@ -120,6 +125,7 @@ export class Bridge {
   private readonly referenceMaps: Map<string, ReferenceMapping[]>;
   private readonly references = new ReferenceIndex<PrimaryLocation>();
   private leading = false;
+  private auditing = false;
   private cancelResync: () => void = () => {};
   private stopping = false;
 
@@ -286,6 +292,53 @@ export class Bridge {
     return count;
   }
 
+  /**
+   * The other safety net: starts the workflow of every cached primary object that has none running
+   * (terminated, reset away, lost when Temporal was restored from an older backup). One visibility
+   * listing of the running object workflows per audit, and a start only where one is missing: never
+   * a signal, so converged objects cost nothing. Runs with every resync and when the caches first
+   * sync; a workflow started moments ago and not yet visible is left alone (the start is refused).
+   * @returns how many workflows were started
+   */
+  async auditWorkflows(): Promise<number> {
+    if (this.auditing) return 0;
+    this.auditing = true;
+    try {
+      const primaries = this.reflectors.filter((r) => isPrimary(r.resource));
+      // Kinds are the operator's own identifiers; anything else would not be one and is left out.
+      const kinds = [...new Set(primaries.map((r) => r.resource.kind))].filter((k) => /^[A-Za-z][A-Za-z0-9]*$/.test(k));
+      if (kinds.length === 0) return 0;
+      const running = new Set<string>();
+      const query =
+        `WorkflowType = '${objectWorkflowType}' AND ExecutionStatus = 'Running' AND ` +
+        `${searchAttributeKeys.kind.name} IN (${kinds.map((k) => `'${k}'`).join(', ')})`;
+      for await (const wf of this.opts.client.workflow.list({ query })) running.add(wf.workflowId);
+      let started = 0;
+      for (const { resource, reflector } of primaries) {
+        for (const obj of reflector.cache.values()) {
+          const request = this.stateOf(resource, obj, 'resync');
+          const key = workflowIdFor(request.ref);
+          // Running, or a request on its way (which starts it): nothing to do.
+          if (running.has(key) || this.queue.isDirty(key)) continue;
+          if (this.stopping || !this.leading) return started;
+          if (await startIfAbsent(this.opts.client, this.opts.taskQueue, request, this.opts.deliveryTimeoutMs)) {
+            started++;
+          }
+        }
+      }
+      if (started) this.opts.log.info({ started }, 'audit: workflows started for objects that had none');
+      return started;
+    } finally {
+      this.auditing = false;
+    }
+  }
+
+  /** Runs {@link auditWorkflows} in the background; a failure is logged and the next resync tries again. */
+  private audit(): void {
+    if (this.opts.auditWorkflows === false) return;
+    this.auditWorkflows().catch((err: unknown) => this.opts.log.warn({ err }, 'audit of object workflows failed'));
+  }
+
   private setLeading(leading: boolean): void {
     this.leading = leading;
     this.metrics.isLeader.set(leading ? 1 : 0);
@@ -299,14 +352,20 @@ export class Bridge {
 
   private onAllSynced(): void {
     this.opts.log.info('all resources synced');
-    if (this.leading) this.resync();
+    if (this.leading) {
+      this.resync();
+      this.audit();
+    }
   }
 
   private scheduleResync(): void {
     const every = this.opts.resyncIntervalMs ?? 300_000;
     this.cancelResync = this.clock.setTimeout(() => {
       if (this.stopping) return;
-      if (this.leading && this.ready) this.resync();
+      if (this.leading && this.ready) {
+        this.resync();
+        this.audit();
+      }
       this.scheduleResync();
     }, every);
   }

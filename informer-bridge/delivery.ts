@@ -44,6 +44,32 @@ export function mergeRequests(older: ReconcileRequest, newer: ReconcileRequest):
   };
 }
 
+/**
+ * Starts the object's workflow with `request` as its pending input if no run of it is running, and
+ * does nothing otherwise: never a signal, so a running workflow costs nothing. For the bridge's audit
+ * of objects whose workflow went missing.
+ * @returns whether a workflow was started
+ */
+export async function startIfAbsent(
+  client: Client,
+  taskQueue: string,
+  request: ReconcileRequest,
+  timeoutMs = 10_000,
+): Promise<boolean> {
+  return client.withDeadline(Date.now() + timeoutMs, async () => {
+    try {
+      await client.workflow.start(objectWorkflowType, {
+        ...objectWorkflowStartOptions(request.ref, taskQueue),
+        args: [{ ref: request.ref, pending: request, localActivities: true }],
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw err;
+    }
+  });
+}
+
 /** Options of {@link signalDelivery}. */
 export interface SignalDeliveryOptions {
   readonly client: Client;

@@ -77,6 +77,12 @@ export class CoalescingQueue<T> {
     return this.isPaused;
   }
 
+  /** Whether `key` has an undelivered item (pending or in flight). */
+  isDirty(key: string): boolean {
+    const e = this.entries.get(key);
+    return e !== undefined && (e.pending !== undefined || e.inFlight);
+  }
+
   /** The pending (not yet in flight) item of `key`, if any. */
   peek(key: string): T | undefined {
     return this.entries.get(key)?.pending;

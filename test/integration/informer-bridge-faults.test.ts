@@ -86,6 +86,9 @@ describe('informer bridge under faults (own stack)', () => {
       taskQueue,
       log,
       leaderElection: false,
+      // The signal path alone: these objects have no workflow of their own, which the audit would start
+      // (it has its own test, workflow-audit.test.ts).
+      auditWorkflows: false,
       ...extra,
     });
   }

@@ -47,7 +47,7 @@ export async function startInProcessHomeostat(
     taskQueue: string;
     logger: Logger;
     /** `namespace: false` watches every namespace (children of cluster-scoped objects live anywhere). */
-    bridge?: false | { watchTimeoutSeconds?: number; namespace?: false };
+    bridge?: false | { watchTimeoutSeconds?: number; namespace?: false; resyncIntervalMs?: number };
     /** @default the built-in operator */
     operator?: Operator;
   },
@@ -75,6 +75,7 @@ export async function startInProcessHomeostat(
         log: options.logger,
         leaderElection: false,
         ...(options.bridge.watchTimeoutSeconds ? { watchTimeoutSeconds: options.bridge.watchTimeoutSeconds } : {}),
+        ...(options.bridge.resyncIntervalMs ? { resyncIntervalMs: options.bridge.resyncIntervalMs } : {}),
       })
     : undefined;
   bridge?.start();
