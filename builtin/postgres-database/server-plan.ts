@@ -1,6 +1,6 @@
 /**
  * The `PostgresServer` plan (plain data, bundled into workflow code): one step that connects with the
- * admin credentials and reports what the admin may do; checked again every 5 minutes.
+ * admin credentials and reports what the admin may do; checked again every 30 minutes.
  */
 import { definePlan } from '../../reconcilers';
 
@@ -17,7 +17,8 @@ export const postgresServerPlan = definePlan({
       summary: 'connect as the admin and check its rights',
       startToCloseTimeout: '30 seconds',
       retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', attemptsPerRound: 3 },
+      execution: 'local',
     },
   ],
-  driftCheckInterval: '5 minutes',
+  driftCheckInterval: '30 minutes',
 });

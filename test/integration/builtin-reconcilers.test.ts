@@ -189,6 +189,19 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
   });
 
   it('given a connection limit changed in the spec, and then by hand in PostgreSQL, both end with the spec value', async () => {
+    // Drift checks every 30 s for this database (its own interval; the plan's is 30 minutes), from the
+    // pass the spec change starts.
+    await t.custom.patchNamespacedCustomObject(
+      {
+        group,
+        version,
+        namespace: t.namespace,
+        plural: 'postgresdatabases',
+        name: 'pony-spawner-db',
+        body: { metadata: { annotations: { 'homeostat.dev/drift-check-interval': '30s' } } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
     const changed = await patchSpec('postgresdatabases', 'pony-spawner-db', { connectionLimit: 7 });
     await waitFor('postgresdatabases', 'pony-spawner-db', readyAt(changed.metadata.generation));
     const limit = (): Promise<number | undefined> =>
@@ -201,7 +214,7 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
           ).rows[0]?.l,
       );
     expect(await limit()).toBe(7);
-    // By hand: the drift check (every minute) puts it back without any Kubernetes event.
+    // By hand: the drift check (every 30 s here) puts it back without any Kubernetes event.
     await pg((c) => c.query('ALTER DATABASE pony_spawner CONNECTION LIMIT 99'));
     expect(await limit()).toBe(99);
     const deadline = Date.now() + 150_000;
