@@ -634,10 +634,15 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     const elapsed = Date.now() - started;
     // Pass 250 is the last of its run: a spec change arriving while it runs must survive continue-as-new.
     await counters.request(obj, 'resync');
-    await waitFor(async () => {
-      const s = await counters.state(name);
-      return s.passes === 249 && s.steps.prepare?.status === 'running' ? s : undefined;
-    });
+    // Caught while the pass runs (observe, three steps, status): polled often, since a pass is short.
+    await waitFor(
+      async () => {
+        const s = await counters.state(name);
+        return s.passes === 249 && s.reconciling ? s : undefined;
+      },
+      30_000,
+      10,
+    );
     const last = await counters.patchSpec(name, { message: 'the final word' });
     await counters.request(last, 'updated');
     await counters.waitForPhase(name, 'Ready', 101);
