@@ -31,11 +31,26 @@ describe('API discovery on the real API server', () => {
   it('given the built-in operator with its CRDs installed, the bridge watches its kinds under the served plurals', async () => {
     installBuiltinCrds(t);
     const resources = await watchedResourcesFor(builtinOperator, t.kc);
-    expect(resources.map((r) => `${r.plural}${r.group ? `.${r.group}` : ''}`).sort()).toEqual([
-      'apps.homeostat.dev',
+    const name = (r: (typeof resources)[number]): string => `${r.plural}${r.group ? `.${r.group}` : ''}`;
+    // The reconciled kinds, whole objects.
+    expect(
+      resources
+        .filter((r) => !r.metadataOnly)
+        .map(name)
+        .sort(),
+    ).toEqual(['apps.homeostat.dev', 'postgresdatabases.homeostat.dev', 'postgresservers.homeostat.dev']);
+    // Owned and referenced kinds, as metadata only: an App references its PostgresDatabase and a
+    // PostgresDatabase its PostgresServer, so those two are also watched (again) as references.
+    expect(
+      resources
+        .filter((r) => r.metadataOnly)
+        .map(name)
+        .sort(),
+    ).toEqual([
       'configmaps',
       'deployments.apps',
       'postgresdatabases.homeostat.dev',
+      'postgresservers.homeostat.dev',
       'secrets',
       'services',
     ]);
