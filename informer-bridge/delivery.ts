@@ -46,8 +46,8 @@ export function mergeRequests(older: ReconcileRequest, newer: ReconcileRequest):
 
 /**
  * Starts the object's workflow with `request` as its pending input if no run of it is running, and
- * does nothing otherwise: never a signal, so a running workflow costs nothing. For the bridge's audit
- * of objects whose workflow went missing.
+ * does nothing otherwise: never a signal, so a running workflow costs nothing. A new object's first
+ * delivery and the bridge's audit of objects whose workflow went missing both start this way.
  * @returns whether a workflow was started
  */
 export async function startIfAbsent(
@@ -58,10 +58,8 @@ export async function startIfAbsent(
 ): Promise<boolean> {
   return client.withDeadline(Date.now() + timeoutMs, async () => {
     try {
-      await client.workflow.start(objectWorkflowType, {
-        ...objectWorkflowStartOptions(request.ref, taskQueue),
-        args: [{ ref: request.ref, pending: request, localActivities: true }],
-      });
+      const options = objectWorkflowStartOptions(request.ref, taskQueue);
+      await client.workflow.start(objectWorkflowType, { ...options, args: [{ ...options.args[0], pending: request }] });
       return true;
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
@@ -89,21 +87,7 @@ export function signalDelivery(
   const { client, taskQueue } = options;
   const timeoutMs = options.timeoutMs ?? 10_000;
   return async (_key, request) => {
-    if (request.reason === 'added') {
-      const started = await client.withDeadline(Date.now() + timeoutMs, async () => {
-        try {
-          await client.workflow.start(objectWorkflowType, {
-            ...objectWorkflowStartOptions(request.ref, taskQueue),
-            args: [{ ref: request.ref, pending: request, localActivities: true }],
-          });
-          return true;
-        } catch (err) {
-          if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-          throw err;
-        }
-      });
-      if (started) return;
-    }
+    if (request.reason === 'added' && (await startIfAbsent(client, taskQueue, request, timeoutMs))) return;
     await client.withDeadline(Date.now() + timeoutMs, () =>
       client.workflow.signalWithStart(objectWorkflowType, {
         // ID, start input `{ ref }`, static summary and the object's search attributes (set at start,
