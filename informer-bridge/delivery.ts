@@ -16,11 +16,13 @@ import {
 } from '../core/definitions';
 
 const reasonRank: Record<ReconcileReason, number> = {
-  deleted: 7,
-  added: 6,
-  updated: 5,
+  deleted: 8,
+  added: 7,
+  updated: 6,
+  // Above child-changed: a referenced object's change is what lifts a terminal block in the workflow,
+  // and a child's echo of the object's own write arriving in the same window must not hide it.
+  'referenced-changed': 5,
   'child-changed': 4,
-  'referenced-changed': 4,
   api: 3,
   drift: 2,
   requeue: 2,
@@ -30,7 +32,7 @@ const reasonRank: Record<ReconcileReason, number> = {
 /**
  * Merges a pending request with a newer one for the same object. A different UID means a different
  * object: the newer request wins outright. Otherwise the newest generation and resourceVersion win
- * and the reason is the stronger of the two (`deleted` > `added` > `updated` > `child-changed` > …
+ * and the reason is the stronger of the two (`deleted` > `added` > `updated` > `referenced-changed` > `child-changed` > …
  * > `resync`), so a create followed by updates still arrives as `added`.
  */
 export function mergeRequests(older: ReconcileRequest, newer: ReconcileRequest): ReconcileRequest {
