@@ -389,6 +389,7 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
       steps[stepActivityType(reconciler.plan, name)] = async (input: StepInput): Promise<StepActivityResult> => {
         const ctx = Context.current();
         const attempt = ctx.info.attempt;
+        const keepAlive = keepAliveHeartbeats(ctx);
         try {
           const result = await impl({
             ref: input.ref,
@@ -398,7 +399,7 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
             attempt,
             children: childClient(deps.kc, input.identity, fieldManager),
             // A local step has no heartbeat to send (the workflow task's own heartbeat covers it).
-            heartbeat: (details?: unknown) => (ctx.info.isLocal ? undefined : ctx.heartbeat(details)),
+            heartbeat: (details?: unknown) => keepAlive.heartbeat(details),
             signal: ctx.cancellationSignal,
             log: log.child({ ref: input.ref, step: name, attempt }),
             results: input.results ?? {},
@@ -407,9 +408,38 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
           return stepActivityResult(reconciler.plan.kind, name, result ?? {}, attempt);
         } catch (err) {
           throw toApplicationFailure(err, { attempt });
+        } finally {
+          keepAlive.stop();
         }
       };
     }
   }
   return { ...steps, ...activities };
+}
+
+/**
+ * Heartbeats for a regular step with a heartbeat timeout every third of that timeout, repeating the
+ * details the step last gave (so its checkpoint survives), whether or not the step heartbeats itself:
+ * a worker that dies mid-step is noticed after the heartbeat timeout instead of the start-to-close
+ * timeout, and the step moves to another worker. The first beat comes only after a third of the
+ * timeout, so a short step sends none (each heartbeat that reaches the server is a billable action;
+ * the SDK also throttles them to one per 80% of the timeout). A local step has no heartbeat: the
+ * workflow task's own keeps it alive.
+ */
+function keepAliveHeartbeats(ctx: Context): { heartbeat(details?: unknown): void; stop(): void } {
+  const timeoutMs = ctx.info.isLocal ? undefined : ctx.info.heartbeatTimeoutMs;
+  let last: unknown = ctx.info.heartbeatDetails;
+  const interval =
+    timeoutMs !== undefined && timeoutMs > 0
+      ? setInterval(() => ctx.heartbeat(last), Math.max(100, Math.floor(timeoutMs / 3)))
+      : undefined;
+  interval?.unref();
+  return {
+    heartbeat: (details?: unknown) => {
+      if (ctx.info.isLocal) return;
+      last = details;
+      ctx.heartbeat(details);
+    },
+    stop: () => clearInterval(interval),
+  };
 }

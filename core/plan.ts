@@ -31,6 +31,12 @@ export interface StepRetry {
   readonly nonRetryableErrorTypes?: readonly string[];
 }
 
+/**
+ * The heartbeat timeout of a regular step that sets none: a worker SIGKILLed under the step is noticed
+ * within this, not at the step's start-to-close timeout.
+ */
+export const defaultStepHeartbeatTimeout: Duration = '5 seconds';
+
 /** One step of a plan, run as one activity. */
 export interface StepPlan<Name extends string = string> {
   /** Unique within the plan (steps and cleanup steps share one name space). */
@@ -41,7 +47,12 @@ export interface StepPlan<Name extends string = string> {
   readonly summary?: string;
   /** @default '1 minute' */
   readonly startToCloseTimeout?: Duration;
-  /** Set it for long steps, which must then heartbeat; a worker that dies is noticed after it. */
+  /**
+   * How soon a worker that died under a regular step is noticed, so the step moves to another worker.
+   * The worker heartbeats for the step every third of it (repeating the step's own heartbeat details),
+   * so a step need not heartbeat itself unless it keeps a checkpoint. Not for local steps.
+   * @default '5 seconds' for regular steps ({@link defaultStepHeartbeatTimeout})
+   */
   readonly heartbeatTimeout?: Duration;
   readonly retry?: StepRetry;
   /**

@@ -8,7 +8,7 @@ export { defineOperator, type OperatorDefinition } from './define-operator';
 export { CrdError, customResourceDefinition, operatorCrds, specSchema, statusSchema, structuralSchema } from './crd';
 export { celRule, CelRuleError, celValidationsOf, type CelValidation } from './cel';
 export { renderCrdYaml } from './crd-yaml';
-export { definePlan, durationMs, PlanError } from '../core/plan';
+export { defaultStepHeartbeatTimeout, definePlan, durationMs, PlanError } from '../core/plan';
 export type { Duration, ReconcilerPlan, StepPlan, StepRetry } from '../core/plan';
 export {
   errorCatalog,

@@ -25,7 +25,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities, InvalidSpecDetails, Observation, StepActivityResult } from '../core/activity-contract';
-import { durationMs, findPlan, type PlanRegistry } from '../core/plan';
+import { defaultStepHeartbeatTimeout, durationMs, findPlan, type PlanRegistry } from '../core/plan';
 import {
   reconcileMetricNames,
   reconcileNowUpdate,
@@ -112,7 +112,11 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         const proxy =
           localActivities && step.execution === 'local'
             ? proxyLocalActivities(stepOptions)
-            : proxyActivities(stepOptions);
+            : proxyActivities(
+                // A regular step in a current run gets a heartbeat timeout (the worker heartbeats for
+                // it): a worker that dies under it is noticed in seconds, not at its start-to-close.
+                localActivities ? { heartbeatTimeout: defaultStepHeartbeatTimeout, ...stepOptions } : stepOptions,
+              );
         return (proxy[type] as (i: typeof stepInput) => Promise<StepActivityResult>)(stepInput);
       },
       wait: (until, ms) => condition(until, ms),

@@ -31,13 +31,15 @@ describe('homeostat processes killed (own stack)', () => {
     await env?.stop();
   });
 
-  it('given a worker SIGKILLed while a step is blocked in PostgreSQL, a new worker finishes every pass and each database and role is created once', async () => {
+  it('given a worker SIGKILLed while a step is blocked in PostgreSQL, the worker already polling beside it finishes every pass and each database and role is created once', async () => {
     const startedAt = Date.now();
     const dbs = new Databases(env, 'wk');
     await dbs.create(2);
     await dbs.waitConverged();
     await dbs.verify(); // remembers the OIDs
     let killedMidStep = 0;
+    let killedAt = 0;
+    const resumedMs: number[] = [];
     for (let rep = 0; rep < reps; rep++) {
       // Hold the next two owner roles in an open transaction: the role step's CREATE ROLE waits on them.
       const blocker = await env.pg.connect();
@@ -60,23 +62,33 @@ describe('homeostat processes killed (own stack)', () => {
           },
           120_000,
         );
+        // The replacement polls before the kill (another replica of the worker Deployment): what is
+        // measured is how soon the killed worker's pass moves, not how fast a process starts.
+        const next = await env.startWorker();
         worker.kill('SIGKILL');
         expect(await worker.exited).toEqual({ code: null, signal: 'SIGKILL' });
+        killedAt = Date.now();
         killedMidStep += 2;
-        worker = await env.startWorker();
+        worker = next;
       } finally {
         await blocker.query('ROLLBACK');
         blocker.release();
       }
+      await dbs.waitConverged(240_000, dbs.names.slice(-2));
+      resumedMs.push(Date.now() - killedAt);
       await dbs.waitConverged();
     }
+    process.stderr.write(
+      `[figures] worker SIGKILLed inside a local step (CREATE ROLE waiting on a lock), another worker polling: ` +
+        `the two new objects were Ready ${resumedMs.join(', ')} ms after the kill\n`,
+    );
     await finishFault({
       fault: 'worker-sigkill',
       reps,
       dbs,
       survivors: [bridge, worker],
       startedAt,
-      extra: { killedMidStep },
+      extra: { killedMidStep, resumedMs: resumedMs.join('/') },
     });
   });
 

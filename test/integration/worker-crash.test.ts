@@ -80,9 +80,9 @@ describe('objectWorkflow across worker crashes', () => {
     expect(await exited(first)).toEqual({ code: null, signal: 'SIGKILL' });
 
     const second = await startWorker();
-    const killedAt = Date.now();
+    const startedAt = Date.now();
     await counters.waitForPhase(name, 'Ready', 1, 60_000);
-    const recoveredMs = Date.now() - killedAt;
+    const recoveredMs = Date.now() - startedAt;
 
     const runs = await stepRuns(pool, uid);
     const publish = runs.filter((r) => r.step === 'publish');
@@ -92,13 +92,54 @@ describe('objectWorkflow across worker crashes', () => {
     expect(runs.filter((r) => r.step === 'prepare')).toHaveLength(1);
     expect(runs.filter((r) => r.step === 'audit')).toHaveLength(1);
     expect(await stepEffects(pool, uid)).toEqual({ 'prepare@1': 1, 'publish@1': 1, 'audit@1': 1 });
-    process.stdout.write(`worker crash: pass finished ${recoveredMs} ms after the new worker started\n`);
+    process.stderr.write(`[figures] worker crash: the pass finished ${recoveredMs} ms after the new worker started\n`);
     if (process.env.RECORD_HISTORIES === '1') {
       const history = await counters.handle(name).fetchHistory();
       writeHistory(join(__dirname, '../histories/worker-killed-mid-step.json'), history);
     }
 
     // Graceful shutdown: SIGTERM drains the worker and the process exits 0.
+    second.kill('SIGTERM');
+    expect(await exited(second)).toEqual({ code: 0, signal: null });
+  }, 120_000);
+
+  it('given a worker SIGKILLed inside a regular step that never heartbeats itself, the worker polling beside it re-runs the step within its default heartbeat timeout, not its 30 s start-to-close', async () => {
+    const counters = new Counters(t, taskQueue);
+    // Two workers poll (two replicas of the worker Deployment); the one running the step is killed.
+    const workers = [await startWorker(), await startWorker()];
+    const name = t.unique('crash-quiet');
+    // prepare (a regular step: 30 s start-to-close, no heartbeat timeout of its own) takes 10 s.
+    const obj = await counters.create(name, { message: 'quiet pony', stepDelayMs: 10_000 });
+    await counters.request(obj, 'added');
+    const uid = obj.metadata.uid!;
+    const running = await waitFor(async () =>
+      (await stepRuns(pool, uid)).find((r) => r.step === 'prepare' && r.finished === null),
+    );
+    const first = workers.find((w) => w.pid === running.worker)!;
+    const second = workers.find((w) => w !== first)!;
+    first.kill('SIGKILL');
+    expect(await exited(first)).toEqual({ code: null, signal: 'SIGKILL' });
+    const killedAt = Date.now();
+    const rerun = await waitFor(
+      async () => (await stepRuns(pool, uid)).find((r) => r.step === 'prepare' && r.worker === second.pid),
+      20_000, // the step's start-to-close timeout is 30 s: only the heartbeat timeout moves it sooner
+    );
+    const rerunMs = Date.now() - killedAt;
+    await counters.waitForPhase(name, 'Ready', 1, 60_000);
+    const readyAt = Date.now();
+    const runs = await stepRuns(pool, uid);
+    const lastFinished = Math.max(...runs.map((r) => r.finished ?? 0));
+    expect(runs.filter((r) => r.step === 'prepare')).toEqual([
+      expect.objectContaining({ worker: first.pid, finished: null }),
+      expect.objectContaining({ worker: second.pid, outcome: 'ok' }),
+    ]);
+    expect(rerun.attempt).toBe(2);
+    expect(await stepEffects(pool, uid)).toEqual({ 'prepare@1': 1, 'publish@1': 1, 'audit@1': 1 });
+    process.stderr.write(
+      `[figures] worker SIGKILLed inside a 10 s regular step without heartbeats of its own: ` +
+        `the step re-ran on the other worker ${rerunMs} ms after the kill (start-to-close timeout 30 s); ` +
+        `Ready ${Math.round(readyAt - lastFinished)} ms after the last step finished\n`,
+    );
     second.kill('SIGTERM');
     expect(await exited(second)).toEqual({ code: 0, signal: null });
   }, 120_000);
