@@ -1,6 +1,7 @@
 /**
  * One benchmark run: on a given stack (or one it starts and stops), bundles and starts the workers,
- * installs the `BenchObject` CRD, runs the five scenarios in order, and writes the results.
+ * installs the `BenchObject` CRD, runs the six scenarios (the at-rest one beside the others), and
+ * writes the results.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { type Stack, startStack } from '../devstack';
 import { describeEnvironment } from './machine';
 import { installBenchCrd, kubeFrom } from './objects';
 import { type BenchResult, writeResults } from './report';
+import { startAtRest } from './scenarios/at-rest';
 import { burstScenario } from './scenarios/burst';
 import { costScenario } from './scenarios/cost';
 import { latencyScenario } from './scenarios/latency';
@@ -93,8 +95,10 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       temporalNamespace: endpoints.temporalNamespace,
       temporalAddress: endpoints.temporalAddress,
       kubeconfig: endpoints.kubeconfig,
+      postgresUrl: endpoints.postgresUrl,
       log,
       homeostatQueue: started.homeostatQueue,
+      homeostatRegularQueue: started.homeostatRegularQueue,
       rawQueue: started.rawQueue,
       homeostatBundlePath: started.homeostatBundlePath,
       workDir,
@@ -104,17 +108,21 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
     const environment = await describeEnvironment(kube.kc, client);
     const t0 = performance.now();
     progress(`size ${size}: ${JSON.stringify(parameters)}`);
+    // The at-rest objects idle on a worker of their own while the other scenarios run.
+    const rest = await startAtRest(ctx, parameters.atRest);
+    cleanup.unshift(() => rest.stop());
     const latency = await latencyScenario(ctx, parameters.latencyObjects);
     const burst = await burstScenario(ctx, parameters.burstObjects);
     const storm = await stormScenario(ctx, parameters.stormUpdates);
     const memory = await memoryScenario(ctx, parameters.memoryObjects, parameters.memoryWorkflows);
     const cost = await costScenario(ctx, parameters.costPasses);
+    const atRest = await rest.finish();
     const result: BenchResult = {
       size,
       parameters,
       environment,
       durationSeconds: Math.round((performance.now() - t0) / 1000),
-      scenarios: { latency, burst, storm, memory, cost },
+      scenarios: { latency, burst, storm, memory, cost, atRest },
     };
     const files = writeResults(result, options.resultsDir ?? join(__dirname, 'results'));
     return { result, files };

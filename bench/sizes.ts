@@ -1,4 +1,5 @@
 /** The benchmark's sizes: `full` (the figures in `bench/results/`) and `small` (part of the test command). */
+import type { AtRestSize } from './scenarios/at-rest';
 
 /** How much each scenario does. */
 export interface BenchSize {
@@ -14,6 +15,8 @@ export interface BenchSize {
   readonly memoryWorkflows: number;
   /** Scenario 5: steady-state passes counted per system. */
   readonly costPasses: number;
+  /** Scenario 6: the built-ins at rest. */
+  readonly atRest: AtRestSize;
 }
 
 /** The size names. */
@@ -28,6 +31,8 @@ export const sizes: Record<SizeName, BenchSize> = {
     memoryObjects: 10_000,
     memoryWorkflows: 1000,
     costPasses: 50,
+    // The plans' default intervals (30 minutes), and 1 minute beside them over 5 checks.
+    atRest: { shortInterval: '1 minute', shortCycles: 5 },
   },
   small: {
     latencyObjects: 10,
@@ -36,5 +41,7 @@ export const sizes: Record<SizeName, BenchSize> = {
     memoryObjects: 500,
     memoryWorkflows: 50,
     costPasses: 5,
+    // Half a minute for every object (the shortest interval the plans allow), one check each.
+    atRest: { shortInterval: '30 seconds', shortCycles: 1, defaultOverride: '30 seconds' },
   },
 };

@@ -1,8 +1,9 @@
 /**
- * The three systems every scenario compares, on one stack, in one process: homeostat (its real worker
- * and informer bridge, with the benchmark reconciler), baseline (a) the raw Temporal workflow started
- * by signal-with-start, and baseline (b) the in-process controller. The two Temporal workers run for
- * the whole benchmark on task queues of their own; a bridge or controller is started per namespace.
+ * The four systems the scenarios compare, on one stack, in one process: homeostat (its real worker and
+ * informer bridge, with the benchmark reconciler's steps as local activities), homeostat with the same
+ * steps as regular activities, baseline (a) the raw Temporal workflow started by signal-with-start, and
+ * baseline (b) the in-process controller. The three Temporal workers run for the whole benchmark on
+ * task queues of their own; a bridge or controller is started per namespace.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -18,17 +19,18 @@ import { InProcessController } from './controller';
 import type { BenchObjectBody, Kube } from './objects';
 import { createRawActivities } from './raw/activities';
 import { rawReconcileSignal, rawWorkflowType } from './raw/definitions';
-import { benchPlan, benchReconciler } from './reconciler';
+import { benchPlan, benchReconciler, benchRegularReconciler } from './reconciler';
 
 /** The systems compared. */
-export type SystemName = 'homeostat' | 'rawTemporal' | 'controller';
+export type SystemName = 'homeostat' | 'homeostatRegular' | 'rawTemporal' | 'controller';
 
 /** All systems, in the order they run in each scenario. */
-export const systemNames: readonly SystemName[] = ['homeostat', 'rawTemporal', 'controller'];
+export const systemNames: readonly SystemName[] = ['homeostat', 'homeostatRegular', 'rawTemporal', 'controller'];
 
 /** Human-readable names of the systems. */
 export const systemLabels: Record<SystemName, string> = {
-  homeostat: 'homeostat',
+  homeostat: 'homeostat (local steps)',
+  homeostatRegular: 'homeostat (regular steps)',
   rawTemporal: 'raw Temporal (a)',
   controller: 'in-process controller (b)',
 };
@@ -40,9 +42,13 @@ export interface BenchContext {
   readonly temporalNamespace: string;
   readonly temporalAddress: string;
   readonly kubeconfig: string;
+  /** The stack's PostgreSQL superuser URL (the at-rest scenario's PostgresServer). */
+  readonly postgresUrl: string;
   readonly log: Logger;
-  /** Task queue of homeostat's worker. */
+  /** Task queue of homeostat's worker (local steps). */
   readonly homeostatQueue: string;
+  /** Task queue of homeostat's worker whose steps are regular activities. */
+  readonly homeostatRegularQueue: string;
   /** Task queue of the raw baseline's worker. */
   readonly rawQueue: string;
   /** homeostat's workflow bundle for the benchmark reconciler, written to disk (for child workers). */
@@ -67,10 +73,17 @@ export async function startWorkers(options: {
   temporalNamespace: string;
   log: Logger;
   workDir: string;
-}): Promise<{ workers: Workers; homeostatQueue: string; rawQueue: string; homeostatBundlePath: string }> {
+}): Promise<{
+  workers: Workers;
+  homeostatQueue: string;
+  homeostatRegularQueue: string;
+  rawQueue: string;
+  homeostatBundlePath: string;
+}> {
   installRuntime(options.log);
   const suffix = randomBytes(4).toString('hex');
   const homeostatQueue = `bench-homeostat-${suffix}`;
+  const homeostatRegularQueue = `bench-homeostat-regular-${suffix}`;
   const rawQueue = `bench-raw-${suffix}`;
   const [homeostatBundle, rawBundle] = await Promise.all([
     bundleObjectWorkflows(undefined, options.log),
@@ -92,6 +105,17 @@ export async function startWorkers(options: {
     logger: options.log,
     identity: `bench-homeostat-${process.pid}`,
   });
+  // The same worker code and bundle; only the operator's plan differs (plans travel in history).
+  const homeostatRegular = await createHomeostatWorker({
+    connection,
+    namespace: options.temporalNamespace,
+    taskQueue: homeostatRegularQueue,
+    workflowBundle: homeostatBundle,
+    operator: { name: 'bench-regular', reconcilers: [benchRegularReconciler] },
+    kc: options.kube.kc,
+    logger: options.log,
+    identity: `bench-homeostat-regular-${process.pid}`,
+  });
   const raw = await Worker.create({
     connection,
     namespace: options.temporalNamespace,
@@ -101,14 +125,16 @@ export async function startWorkers(options: {
     identity: `bench-raw-${process.pid}`,
     maxConcurrentActivityTaskExecutions: 20, // homeostat's default
   });
-  const running = [homeostat.run(), raw.run()];
+  const running = [homeostat.run(), homeostatRegular.run(), raw.run()];
   return {
     homeostatQueue,
+    homeostatRegularQueue,
     rawQueue,
     homeostatBundlePath,
     workers: {
       async stop() {
         homeostat.shutdown();
+        homeostatRegular.shutdown();
         raw.shutdown();
         await Promise.allSettled(running);
         await connection.close();
@@ -136,13 +162,13 @@ export function rawWorkflowId(namespace: string, name: string): string {
 
 /** Starts `name` for the objects of `namespace` (a bridge, a controller, or nothing for the raw baseline). */
 export async function startSystem(ctx: BenchContext, name: SystemName, namespace: string): Promise<RunningSystem> {
-  if (name === 'homeostat') {
+  if (name === 'homeostat' || name === 'homeostatRegular') {
     const bridge = new Bridge({
       kc: ctx.kube.kc,
       resources: await watchedResourcesFor({ reconcilers: [{ plan: benchPlan }] }, ctx.kube.kc),
       namespace,
       client: ctx.temporal,
-      taskQueue: ctx.homeostatQueue,
+      taskQueue: name === 'homeostat' ? ctx.homeostatQueue : ctx.homeostatRegularQueue,
       log: ctx.log,
       leaderElection: false,
     });

@@ -5,9 +5,9 @@
 import { z } from 'zod';
 import { customResourceDefinition } from '../../reconcilers/crd';
 import { defineReconciler } from '../../reconcilers/define-reconciler';
-import { benchPlan } from './plan';
+import { benchPlan, benchRegularPlan } from './plan';
 
-export { benchGroup, benchPlan, benchSteps } from './plan';
+export { benchGroup, benchPlan, benchRegularPlan, benchSteps } from './plan';
 
 /** The spec of `BenchObject`: a round number (the storm bumps it) and an optional payload. */
 export const benchSpec = z.object({
@@ -20,16 +20,17 @@ export const benchSpec = z.object({
 /** A parsed `BenchObject` spec. */
 export type BenchSpec = z.output<typeof benchSpec>;
 
-/** The benchmark reconciler: every step returns at once. */
-export const benchReconciler = defineReconciler({
-  plan: benchPlan,
-  schema: benchSpec,
-  steps: {
-    first: async () => {},
-    second: async () => {},
-    third: async () => {},
-  },
-});
+const noOps = {
+  first: async () => {},
+  second: async () => {},
+  third: async () => {},
+};
+
+/** The benchmark reconciler: every step returns at once; the steps run as local activities. */
+export const benchReconciler = defineReconciler({ plan: benchPlan, schema: benchSpec, steps: noOps });
+
+/** The same reconciler with its steps run as regular activities. */
+export const benchRegularReconciler = defineReconciler({ plan: benchRegularPlan, schema: benchSpec, steps: noOps });
 
 /** The CRD of `BenchObject` (status subresource, homeostat's status schema). */
 export function benchCrd(): Record<string, unknown> {

@@ -1,26 +1,35 @@
 /**
- * The plan of the benchmark reconciler `BenchObject` (`bench.homeostat.dev/v1alpha1`): three no-op
+ * The plans of the benchmark reconciler `BenchObject` (`bench.homeostat.dev/v1alpha1`): three no-op
  * steps in a chain (`first` → `second` → `third`), so a pass costs what the orchestration costs and
- * nothing else. Plain data, bundled into the benchmark's workflow entry.
+ * nothing else. {@link benchPlan} runs them as local activities (homeostat's recommendation for short,
+ * idempotent steps), {@link benchRegularPlan} as regular activities (as the raw baseline does). Plain
+ * data, bundled into the benchmark's workflow entry.
  */
-import { definePlan } from '../../core/plan';
+import { definePlan, type StepPlan } from '../../core/plan';
 
 /** The benchmark CRD's API group. */
 export const benchGroup = 'bench.homeostat.dev';
 
-/** The plan of `BenchObject`: three dependent no-op steps, no drift check. */
-export const benchPlan = definePlan({
+const chain = (execution: 'local' | 'regular') =>
+  [
+    { name: 'first', summary: 'no-op step 1', startToCloseTimeout: '30 seconds', execution },
+    { name: 'second', dependsOn: ['first'], summary: 'no-op step 2', startToCloseTimeout: '30 seconds', execution },
+    { name: 'third', dependsOn: ['second'], summary: 'no-op step 3', startToCloseTimeout: '30 seconds', execution },
+  ] as const satisfies readonly StepPlan[];
+
+const common = {
   group: benchGroup,
   version: 'v1alpha1',
   kind: 'BenchObject',
   plural: 'benchobjects',
   scope: 'Namespaced',
-  steps: [
-    { name: 'first', summary: 'no-op step 1', startToCloseTimeout: '30 seconds' },
-    { name: 'second', dependsOn: ['first'], summary: 'no-op step 2', startToCloseTimeout: '30 seconds' },
-    { name: 'third', dependsOn: ['second'], summary: 'no-op step 3', startToCloseTimeout: '30 seconds' },
-  ],
-});
+} as const;
+
+/** The plan of `BenchObject`: three dependent no-op steps run as local activities, no drift check. */
+export const benchPlan = definePlan({ ...common, steps: chain('local') });
+
+/** The same plan with the steps run as regular activities (the "homeostat, regular steps" system). */
+export const benchRegularPlan = definePlan({ ...common, steps: chain('regular') });
 
 /** The number of steps of {@link benchPlan}. */
 export const benchSteps = benchPlan.steps.length;

@@ -39,14 +39,17 @@ export interface CostResult {
   readonly steps: number;
   /** Steady-state passes measured per system. */
   readonly passes: number;
-  /** About 4 + 6N events and 1 + N actions for N steps (DESIGN.md). */
+  /** About 4 + 6N events and 1 + N actions for N steps run as regular activities (DESIGN.md). */
   readonly minimum: {
     readonly eventsPerPass: number;
     readonly actionsPerPass: number;
     readonly usdPerMillionReconciles: number;
   };
   readonly price: { readonly usdPerMillionActions: number; readonly assumption: string };
+  /** homeostat with the steps as local activities. */
   readonly homeostat: CostFigures;
+  /** homeostat with the steps as regular activities. */
+  readonly homeostatRegular: CostFigures;
   readonly rawTemporal: CostFigures;
 }
 
@@ -87,35 +90,39 @@ export async function costScenario(ctx: BenchContext, passes: number): Promise<C
   };
 
   // homeostat: created through the bridge; then the bridge stops and the requests come from here.
-  const hsName = 'cost-homeostat';
-  const ref = { group: benchPlan.group, version: benchPlan.version, kind: benchPlan.kind, namespace, name: hsName };
-  const hs = await startSystem(ctx, 'homeostat', namespace);
-  const hsReady = watch.waitReady(hsName, 1);
-  const hsObj = await createObject(ctx.kube, namespace, hsName);
-  await hsReady;
-  const handle = ctx.temporal.workflow.getHandle(workflowIdFor(ref));
-  const idle = async (): Promise<number | undefined> => {
-    const s = await handle.query(stateQuery);
-    return s.reconciling || s.pending ? undefined : s.passes;
+  const homeostatCost = async (system: 'homeostat' | 'homeostatRegular'): Promise<CostFigures> => {
+    const hsName = system === 'homeostat' ? 'cost-homeostat' : 'cost-homeostat-regular';
+    const ref = { group: benchPlan.group, version: benchPlan.version, kind: benchPlan.kind, namespace, name: hsName };
+    const hs = await startSystem(ctx, system, namespace);
+    const hsReady = watch.waitReady(hsName, 1);
+    const hsObj = await createObject(ctx.kube, namespace, hsName);
+    await hsReady;
+    const handle = ctx.temporal.workflow.getHandle(workflowIdFor(ref));
+    const idle = async (): Promise<number | undefined> => {
+      const s = await handle.query(stateQuery);
+      return s.reconciling || s.pending ? undefined : s.passes;
+    };
+    // The finalizer homeostat adds is itself a change the bridge reports: let that pass finish too.
+    await sleep(1500);
+    await until(async () => (await idle()) !== undefined);
+    await hs.stop();
+    return figures(
+      async () => (await handle.fetchHistory()).events ?? [],
+      async () => {
+        const done = (await idle()) ?? 0;
+        await handle.signal(reconcileRequestedSignal, {
+          ref,
+          uid: hsObj.metadata.uid!,
+          generation: hsObj.metadata.generation ?? 1,
+          resourceVersion: hsObj.metadata.resourceVersion ?? '',
+          reason: 'resync',
+        });
+        await until(async () => ((await idle()) ?? -1) > done);
+      },
+    );
   };
-  // The finalizer homeostat adds is itself a change the bridge reports: let that pass finish too.
-  await sleep(1500);
-  await until(async () => (await idle()) !== undefined);
-  await hs.stop();
-  const homeostat = await figures(
-    async () => (await handle.fetchHistory()).events ?? [],
-    async () => {
-      const done = (await idle()) ?? 0;
-      await handle.signal(reconcileRequestedSignal, {
-        ref,
-        uid: hsObj.metadata.uid!,
-        generation: hsObj.metadata.generation ?? 1,
-        resourceVersion: hsObj.metadata.resourceVersion ?? '',
-        reason: 'resync',
-      });
-      await until(async () => ((await idle()) ?? -1) > done);
-    },
-  );
+  const homeostat = await homeostatCost('homeostat');
+  const homeostatRegular = await homeostatCost('homeostatRegular');
 
   // raw baseline: signal-with-start from here.
   const rawName = 'cost-raw';
@@ -146,10 +153,12 @@ export async function costScenario(ctx: BenchContext, passes: number): Promise<C
     },
     price: { usdPerMillionActions, assumption: priceAssumption },
     homeostat,
+    homeostatRegular,
     rawTemporal,
   };
   ctx.progress(
     `cost: homeostat ${homeostat.eventsPerPass} events / ${homeostat.actionsPerPass} actions per pass; ` +
+      `with regular steps ${homeostatRegular.eventsPerPass} / ${homeostatRegular.actionsPerPass}; ` +
       `raw ${rawTemporal.eventsPerPass} / ${rawTemporal.actionsPerPass}`,
   );
   return result;

@@ -19,7 +19,12 @@ export interface LatencyResult {
 }
 
 /** Short namespace suffixes of the systems. */
-export const shortName: Record<SystemName, string> = { homeostat: 'hs', rawTemporal: 'raw', controller: 'ctl' };
+export const shortName: Record<SystemName, string> = {
+  homeostat: 'hs',
+  homeostatRegular: 'hsr',
+  rawTemporal: 'raw',
+  controller: 'ctl',
+};
 
 /** Runs the latency scenario with `objects` objects per system. */
 export async function latencyScenario(ctx: BenchContext, objects: number, warmup = 3): Promise<LatencyResult> {

@@ -1,6 +1,6 @@
 /**
  * The benchmark at its small size, on the run's stack, so it cannot rot: every scenario runs for
- * homeostat and its baselines and the results file holds numbers for all five. No timing is asserted.
+ * homeostat and its baselines and the results file holds numbers for all six. No timing is asserted.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +22,7 @@ describe('bench: homeostat against its baselines (small size)', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('given the small size, it runs all five scenarios for every system on the run stack and writes results with numbers', async () => {
+  it('given the small size, it runs all six scenarios for every system on the run stack and writes results with numbers', async () => {
     const name = process.env.HOMEOSTAT_TEST_STACK;
     if (!name) throw new Error('HOMEOSTAT_TEST_STACK is not set: run integration tests through jest (global setup)');
     const stack = await Stack.attach(name);
@@ -31,8 +31,8 @@ describe('bench: homeostat against its baselines (small size)', () => {
 
     const result = JSON.parse(readFileSync(files.json, 'utf8'));
     expect(result.size).toBe('small');
-    expect(Object.keys(result.scenarios).sort()).toEqual(['burst', 'cost', 'latency', 'memory', 'storm']);
-    const systems = ['homeostat', 'rawTemporal', 'controller'];
+    expect(Object.keys(result.scenarios).sort()).toEqual(['atRest', 'burst', 'cost', 'latency', 'memory', 'storm']);
+    const systems = ['homeostat', 'homeostatRegular', 'rawTemporal', 'controller'];
     expect(Object.keys(result.scenarios.latency.systems).sort()).toEqual([...systems].sort());
     expect(Object.keys(result.scenarios.burst.systems).sort()).toEqual([...systems].sort());
     expect(Object.keys(result.scenarios.storm.systems).sort()).toEqual(['controller', 'homeostat']);
@@ -50,14 +50,33 @@ describe('bench: homeostat against its baselines (small size)', () => {
     expect(result.scenarios.memory.bridge.cached).toBe(result.parameters.memoryObjects);
     expect(result.scenarios.memory.informer.cached).toBe(result.parameters.memoryObjects);
     expect(result.scenarios.memory.worker.cachedAfter).toBeGreaterThan(result.scenarios.memory.worker.cachedBefore);
-    expect(result.scenarios.cost.homeostat.actionsPerPass).toBeGreaterThanOrEqual(
+    expect(result.scenarios.cost.homeostatRegular.actionsPerPass).toBeGreaterThanOrEqual(
       result.scenarios.cost.minimum.actionsPerPass,
     );
     expect(result.scenarios.cost.rawTemporal.eventsPerPass).toBeGreaterThan(0);
+    // Local steps: one workflow task of markers instead of an action per activity.
+    expect(result.scenarios.cost.homeostat.actionsPerPass).toBeLessThan(
+      result.scenarios.cost.homeostatRegular.actionsPerPass,
+    );
+    // At rest: every built-in kind measured from its history over at least one drift check.
+    const rest = result.scenarios.atRest.objects as { kind: string; checks: number; actions: number }[];
+    expect(rest.map((o) => o.kind).sort()).toEqual([
+      'App',
+      'App',
+      'PostgresDatabase',
+      'PostgresDatabase',
+      'PostgresServer',
+    ]);
+    for (const o of rest) {
+      expect(o.checks).toBeGreaterThanOrEqual(1);
+      expect(o.actions).toBeGreaterThan(0);
+    }
 
     // The markdown table has a row per metric and the environment it was measured in.
     const md = readFileSync(files.md, 'utf8');
-    for (const heading of ['1. Latency', '2. Burst', '3. Storm', '4. Memory', '5. Cost']) expect(md).toContain(heading);
+    for (const heading of ['1. Latency', '2. Burst', '3. Storm', '4. Memory', '5. Cost', '6. At rest']) {
+      expect(md).toContain(heading);
+    }
     expect(md).toContain('per million actions');
     expect(result.environment.versions.kubernetes).toMatch(/^v1\./);
     process.stdout.write(`${md}\n`);
