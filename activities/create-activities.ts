@@ -26,6 +26,7 @@ import { assertOperator, reconcilerFor as findReconciler, type Operator } from '
 import { driftCheckAnnotation, driftIntervalMs, durationMs, stepActivityType, type ReconcilerPlan } from '../core/plan';
 import type { Reconciler, StepResult } from '../core/reconciler';
 import { sameStatus } from '../core/status';
+import { shareConnections } from '../core/kube-connections';
 import { HomeostatError, isConflict, toApplicationFailure } from '../core/errors';
 import {
   childClient,
@@ -178,6 +179,8 @@ function formatIssues(issues: readonly { path: readonly PropertyKey[]; message: 
  * type and retryability come from the error catalog.
  */
 export function createActivities(deps: ActivityDeps): Activities & Record<string, (input: never) => Promise<unknown>> {
+  // Every pass makes several short requests: reuse connections instead of a TLS handshake each.
+  shareConnections(deps.kc);
   const primary = new PrimaryObjects(deps.kc);
   const fieldManager = deps.fieldManager ?? defaultFieldManager;
   const conflictRetries = deps.conflictRetries ?? 5;

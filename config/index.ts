@@ -5,5 +5,5 @@
  * ({@link loadKubeConfig}).
  */
 export { ConfigError, describeIssues, loadEnvOrExit, parseEnv, type ParsedEnv } from './env';
-export { loadKubeConfig } from './kube';
+export { loadKubeConfig, shareConnections } from './kube';
 export { defaultTemporalAddress, defaultTemporalNamespace, resolveTemporal, type TemporalSettings } from './temporal';
