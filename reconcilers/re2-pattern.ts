@@ -27,6 +27,18 @@ export function re2Pattern(re: RegExp): string | undefined {
   const src = re.source;
   let out = '';
   let inClass = false;
+  /**
+   * Inside a class, a `-` beside a class escape (`[\s-_]`, `[a-\d]`) is a literal dash to JavaScript
+   * (no range can end in a set) but a malformed range to RE2: it is written `\-`. `at` is the index
+   * of the character after the escape.
+   */
+  const literalDashAfterSet = (at: number): number => {
+    if (inClass && src.charAt(at) === '-' && src.charAt(at + 1) !== ']') {
+      out += '\\-';
+      return 1;
+    }
+    return 0;
+  };
   for (let i = 0; i < src.length; i++) {
     const c = src.charAt(i);
     if (c === '\\') {
@@ -50,6 +62,7 @@ export function re2Pattern(re: RegExp): string | undefined {
       if (n === 's') {
         out += inClass ? jsWhitespace : `[${jsWhitespace}]`;
         i += 1;
+        i += literalDashAfterSet(i + 1);
         continue;
       }
       if (n === 'S') {
@@ -59,10 +72,12 @@ export function re2Pattern(re: RegExp): string | undefined {
         continue;
       }
       if (n === 'p' || n === 'P') {
+        if (!re.flags.includes('u')) return undefined; // without u, `\p{Lu}` is the text "p{Lu}"
         const m = /^[pP]\{(?:(?:General_Category|gc)=)?([A-Za-z]+)\}/.exec(src.slice(i + 1));
         if (!m?.[1] || !categories.has(m[1])) return undefined; // scripts and binary properties differ
         out += `\\${n}{${m[1]}}`;
         i += m[0].length;
+        i += literalDashAfterSet(i + 1);
         continue;
       }
       if (n === '/') {
@@ -76,11 +91,13 @@ export function re2Pattern(re: RegExp): string | undefined {
       }
       out += c + n;
       i += 1;
+      if (/[dDwW]/.test(n)) i += literalDashAfterSet(i + 1);
       continue;
     }
     if (inClass) {
       if (c === ']') inClass = false;
-      out += c;
+      // A dash before a class escape is literal too (`[a-\d]`).
+      out += c === '-' && /^\\[sdDwWpP]/.test(src.slice(i + 1)) ? '\\-' : c;
       continue;
     }
     if (c === '[') {

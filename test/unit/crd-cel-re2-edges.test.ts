@@ -135,6 +135,15 @@ describe('RE2 patterns at their edges', () => {
       /^[\sx]$/,
       '^[\\t\\n\\v\\f\\r \\x{00a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}x]$',
     ],
+    // A dash beside a class escape is a literal to JavaScript and a malformed range to RE2.
+    [
+      /^[\s-_]$/,
+      '^[\\t\\n\\v\\f\\r \\x{00a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}\\-_]$',
+    ],
+    [/^[\w-.]+$/, '^[\\w\\-.]+$'],
+    [/^[a-\d]$/, '^[a\\-\\d]$'],
+    [/^[\d-]$/, '^[\\d-]$'],
+    [/^[a-z]$/, '^[a-z]$'],
     [/^\p{General_Category=Lu}x$/u, '^\\p{Lu}x$'],
     [/^\p{gc=Ll}$/u, '^\\p{Ll}$'],
     [/^\P{Lu}$/u, '^\\P{Lu}$'],
@@ -169,6 +178,8 @@ describe('RE2 patterns at their edges', () => {
     ['\\0', /^\0$/],
     ['a binary property', /^\p{ASCII}$/u],
     ['[]', new RegExp('^[]a$')],
+    // Without the u flag \p is a plain "p": /\p{Lu}/ matches the text "p{Lu}", not a category.
+    ['\\p{…} without the u flag', new RegExp('^\\p{Lu}$')],
   ])('given %s, it refuses', (_what, re) => {
     expect(re2Pattern(re)).toBeUndefined();
   });
