@@ -95,27 +95,21 @@ export async function startWorkers(options: {
   const homeostatBundlePath = join(options.workDir, 'homeostat-bench-bundle.js');
   writeFileSync(homeostatBundlePath, homeostatBundle.code);
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
-  const homeostat = await createHomeostatWorker({
-    connection,
-    namespace: options.temporalNamespace,
-    taskQueue: homeostatQueue,
-    workflowBundle: homeostatBundle,
-    operator: { name: 'bench', reconcilers: [benchReconciler] },
-    kc: options.kube.kc,
-    logger: options.log,
-    identity: `bench-homeostat-${process.pid}`,
-  });
-  // The same worker code and bundle; only the operator's plan differs (plans travel in history).
-  const homeostatRegular = await createHomeostatWorker({
-    connection,
-    namespace: options.temporalNamespace,
-    taskQueue: homeostatRegularQueue,
-    workflowBundle: homeostatBundle,
-    operator: { name: 'bench-regular', reconcilers: [benchRegularReconciler] },
-    kc: options.kube.kc,
-    logger: options.log,
-    identity: `bench-homeostat-regular-${process.pid}`,
-  });
+  // Both homeostat workers run the same code and bundle; only the operator's plan differs (plans
+  // travel in history).
+  const homeostatWorker = (taskQueue: string, name: string, reconciler: typeof benchReconciler) =>
+    createHomeostatWorker({
+      connection,
+      namespace: options.temporalNamespace,
+      taskQueue,
+      workflowBundle: homeostatBundle,
+      operator: { name, reconcilers: [reconciler] },
+      kc: options.kube.kc,
+      logger: options.log,
+      identity: `${name.replace('bench', 'bench-homeostat')}-${process.pid}`,
+    });
+  const homeostat = await homeostatWorker(homeostatQueue, 'bench', benchReconciler);
+  const homeostatRegular = await homeostatWorker(homeostatRegularQueue, 'bench-regular', benchRegularReconciler);
   const raw = await Worker.create({
     connection,
     namespace: options.temporalNamespace,
