@@ -9,7 +9,10 @@ import process from 'node:process';
 const dir = new globalThis.URL('.', import.meta.url);
 const report = JSON.parse(readFileSync(new globalThis.URL('stryker-incremental.json', dir), 'utf8'));
 const notesFile = new globalThis.URL('notes.json', dir);
-/** Reasons for surviving mutants, keyed `<file>:<line>:<column> <mutator>`. */
+/**
+ * Reasons for surviving mutants, keyed by what the mutant is rather than where it is (see `noteKey`),
+ * so that a reason survives edits elsewhere in the file.
+ */
 const notes = existsSync(notesFile) ? JSON.parse(readFileSync(notesFile, 'utf8')) : {};
 
 // The describe blocks written for issue 17: a test whose name starts with one of these did not exist
@@ -54,6 +57,26 @@ function statusBefore(m) {
   return m.status;
 }
 
+const squash = (s) => s.replace(/\s+/g, ' ').trim();
+
+/**
+ * The key of a mutant in notes.json: the file, the mutator, the trimmed line it starts on, the code it
+ * replaces and what it puts there. Line numbers are not in it: they move whenever code above changes.
+ */
+function noteKey(file, lines, m) {
+  const { start, end } = m.location;
+  const original =
+    start.line === end.line
+      ? lines[start.line - 1].slice(start.column - 1, end.column - 1)
+      : [
+          lines[start.line - 1].slice(start.column - 1),
+          ...lines.slice(start.line, end.line - 1),
+          lines[end.line - 1].slice(0, end.column - 1),
+        ].join('\n');
+  const line = squash(lines[start.line - 1]);
+  return `${file} ${m.mutatorName} in \`${line}\`: \`${squash(original).slice(0, 120)}\` → \`${squash(m.replacement ?? '').slice(0, 120)}\``;
+}
+
 const pct = (d, v) => (v === 0 ? 'n/a' : `${((100 * d) / v).toFixed(1)}%`);
 const rows = [];
 const survivors = [];
@@ -73,9 +96,10 @@ for (const [file, { mutants, source }] of Object.entries(report.files).sort(([a]
     if (detected.has(statusBefore(m))) beforeDetected++;
     if (!detected.has(m.status)) {
       const { line, column } = m.location.start;
-      const key = `${file}:${line}:${column} ${m.mutatorName}`;
+      const where = `${file}:${line}:${column} ${m.mutatorName}`;
       const code = (lines[line - 1] ?? '').trim();
-      survivors.push({ key, status: m.status, replacement: m.replacement ?? '', code, note: notes[key] });
+      const note = notes[noteKey(file, lines, m)];
+      survivors.push({ where, status: m.status, replacement: m.replacement ?? '', code, note });
     }
   }
   totals.before[0] += beforeDetected;
@@ -107,7 +131,7 @@ const out = [
   '| --- | --- | --- | --- | --- |',
   ...survivors.map(
     (s) =>
-      `| ${s.key} | ${s.status} | \`${cell(s.replacement)}\` | \`${cell(s.code)}\` | ${s.note ? cell(s.note) : '**open**'} |`,
+      `| ${s.where} | ${s.status} | \`${cell(s.replacement)}\` | \`${cell(s.code)}\` | ${s.note ? cell(s.note) : '**open**'} |`,
   ),
   '',
 ];
