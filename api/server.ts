@@ -38,7 +38,7 @@ import {
   workflowIdFor,
 } from '../core/definitions';
 import type { AccessRequest, Caller, KubernetesAuth } from './auth';
-import { ApiProblem, problem, type ProblemCode } from './problems';
+import { ApiProblem, problem, problemCodes, type ProblemCode } from './problems';
 
 /** What the API needs. */
 export interface ApiDeps {
@@ -132,16 +132,10 @@ const problemSchema = z.object({
   detail: z.string(),
   instance: z.string().optional(),
 });
-const problems = {
-  400: problemSchema,
-  401: problemSchema,
-  403: problemSchema,
-  404: problemSchema,
-  409: problemSchema,
-  429: problemSchema,
-  503: problemSchema,
-  504: problemSchema,
-};
+/** Every status the API answers with a problem document, in every route's responses (OpenAPI included). */
+const problems = Object.fromEntries(
+  [...new Set(Object.values(problemCodes))].map((status) => [status, problemSchema]),
+) as Record<(typeof problemCodes)[ProblemCode], typeof problemSchema>;
 
 const fastifyCodes: Record<number, ProblemCode> = {
   400: 'ERR_VALIDATION',
@@ -230,10 +224,10 @@ export async function buildApiServer(deps: ApiDeps) {
       const detail = err.validation.map((v) => `${v.instancePath || 'request'}: ${v.message ?? 'invalid'}`).join('; ');
       doc = problem('ERR_VALIDATION', `invalid ${err.validationContext ?? 'request'}: ${detail}`, req.url);
     } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-      doc = {
-        ...problem(fastifyCodes[err.statusCode] ?? 'ERR_VALIDATION', err.message, req.url),
-        status: err.statusCode,
-      };
+      // Fastify's and its plugins' client errors, as the documented code of their status (a status the
+      // API does not document, e.g. 405, is answered as a 400 rather than with an undocumented status).
+      const detail = typeof err.message === 'string' && err.message !== '' ? err.message : 'the request was refused';
+      doc = problem(fastifyCodes[err.statusCode] ?? 'ERR_VALIDATION', detail, req.url);
     } else {
       req.log.error({ err }, 'request failed');
       doc = problem('ERR_UPSTREAM', 'the request failed; see the server log', req.url);
@@ -270,10 +264,12 @@ export async function buildApiServer(deps: ApiDeps) {
       return h ? createHash('sha256').update(h).digest('hex') : req.ip;
     },
     allowList: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url),
-    errorResponseBuilder: (_req, ctx) => ({
-      ...problem('ERR_RATE_LIMITED', `rate limit of ${ctx.max} requests per minute exceeded; retry in ${ctx.after}`),
-      statusCode: 429,
-    }),
+    // Thrown by the plugin, so answered by the error handler above like every other problem.
+    errorResponseBuilder: (_req, ctx) =>
+      new ApiProblem(
+        'ERR_RATE_LIMITED',
+        `rate limit of ${ctx.max} requests per minute exceeded; retry in ${ctx.after}`,
+      ),
   });
 
   const caller = async (req: FastifyRequest): Promise<Caller> => {

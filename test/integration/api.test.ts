@@ -208,6 +208,7 @@ describe('HTTP API', () => {
       payload: JSON.stringify({ reason: 'x'.repeat(100_000) }),
     });
     expect(huge.statusCode).toBe(413);
+    expect(huge.json()).toMatchObject({ status: 413, code: 'ERR_PAYLOAD_TOO_LARGE' });
     const badJson = await app.inject({
       method: 'POST',
       url: `${path('pony-api')}/reconcile`,
@@ -217,6 +218,51 @@ describe('HTTP API', () => {
     expect(badJson.statusCode).toBe(400);
     const extra = await post(`${path('pony-api')}/reconcile`, staticToken, { reason: 'ok', surprise: true });
     expect(extra.statusCode).toBe(400);
+  });
+
+  it('given a caller over the rate limit, it answers a documented 429 problem with Retry-After, never a 5xx', async () => {
+    const limited = await buildApiServer({
+      temporal: t.temporal,
+      kc: t.kc,
+      objects: k8s.KubernetesObjectApi.makeApiClient(t.kc),
+      ...apiKindsOf(builtinOperator),
+      auth: new KubernetesAuth({ kc: t.kc }),
+      log: pino({ level: 'silent' }),
+      taskQueue,
+      rateLimitPerMinute: 3,
+    });
+    try {
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 6; i++) {
+        last = await limited.inject({
+          method: 'GET',
+          url: '/v1/kinds',
+          headers: { authorization: `Bearer ${allowedToken}` },
+        });
+        statuses.push(last.statusCode);
+      }
+      expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+      expect(last!.headers['content-type']).toContain('application/problem+json');
+      expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+      expect(last!.json()).toMatchObject({ status: 429, code: 'ERR_RATE_LIMITED', title: 'Too Many Requests' });
+      expect(last!.json().detail).toMatch(/rate limit of 3 requests per minute/);
+      // Every route documents the 429 (and the 413 and 415 that Fastify answers) in the OpenAPI document.
+      const doc = (await limited.inject({ method: 'GET', url: '/openapi.json' })).json();
+      for (const [route, methods] of Object.entries(
+        doc.paths as Record<string, Record<string, { responses: object }>>,
+      )) {
+        for (const [method, op] of Object.entries(methods)) {
+          expect({ route, method, codes: Object.keys(op.responses) }).toEqual({
+            route,
+            method,
+            codes: expect.arrayContaining(['400', '401', '403', '404', '413', '415', '429', '502', '503', '504']),
+          });
+        }
+      }
+    } finally {
+      await limited.close();
+    }
   });
 
   it('given ?wait=false, it answers 202 with the workflow link; listing finds the object by kind, namespace and phase', async () => {
