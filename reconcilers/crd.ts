@@ -192,7 +192,9 @@ function unionOf(branches: Json[], description: unknown): Json {
   const typed = branches.filter((b) => b.type !== 'null');
   const types = new Set(typed.map((b) => b.type));
   const withNull = (n: Json): Json => ({ ...desc, ...n, ...(nullable ? { nullable: true } : {}) });
-  if (typed.length === 0 || typed.some((b) => b.type === undefined)) return { ...desc, [preserve]: true };
+  // Kept as is, but a null that zod accepts stays valid (the API server prunes a null from a node
+  // that is not nullable, and a required field is then missing).
+  if (typed.length === 0 || typed.some((b) => b.type === undefined)) return withNull({ [preserve]: true });
   if (typed.every((b) => JSON.stringify(b) === JSON.stringify(typed[0]))) {
     return withNull({ ...typed[0] });
   }
@@ -232,7 +234,7 @@ function unionOf(branches: Json[], description: unknown): Json {
   if (types.size === 2 && types.has('integer') && types.has('string')) {
     return withNull({ 'x-kubernetes-int-or-string': true });
   }
-  return { ...desc, [preserve]: true };
+  return withNull({ [preserve]: true });
 }
 
 /**

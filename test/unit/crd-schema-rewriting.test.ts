@@ -232,7 +232,7 @@ describe('CRD schema rewriting at its edges', () => {
       description: 'maybe',
       [preserve]: true,
     });
-    expect(structuralSchema({ anyOf: [{ type: 'null' }] })).toStrictEqual({ [preserve]: true });
+    expect(structuralSchema({ anyOf: [{ type: 'null' }] })).toStrictEqual({ [preserve]: true, nullable: true });
   });
 
   it('given items and map values that are unions, they are merged like any other node', () => {

@@ -216,3 +216,16 @@ describe('surviving mutants of re2-pattern.ts', () => {
     expect(re2Pattern(re)).toBeUndefined();
   });
 });
+
+describe('surviving mutants of crd.ts: a union kept as is', () => {
+  it('given a union with null that falls back to keeping anything, the field stays nullable, so null is not pruned away', () => {
+    // string | number | null: no common type, kept as is; the API server prunes a null from a node that
+    // is not nullable (and a required field is then missing), though zod accepts it.
+    expect(nodeOf(z.union([z.string(), z.number(), z.null()]))).toStrictEqual({
+      'x-kubernetes-preserve-unknown-fields': true,
+      nullable: true,
+    });
+    expect(nodeOf(z.union([z.any(), z.null()]))).toMatchObject({ nullable: true });
+    expect(nodeOf(z.union([z.string(), z.number()]))).toStrictEqual({ 'x-kubernetes-preserve-unknown-fields': true });
+  });
+});
