@@ -6,10 +6,10 @@
  * embedded local stack; `init` scaffolds a new operator project; `reconcile`, `get` and `list` talk to
  * a running API.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { operatorProblems, type Operator } from '../core/operator';
 import { operatorCrds } from '../reconcilers/crd';
 import { renderCrdYaml } from '../reconcilers/crd-yaml';
@@ -167,29 +167,50 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
     });
   /* eslint-enable @typescript-eslint/no-require-imports */
 
-  // The CLI is an edge: it reads its two settings from the environment here and nowhere else.
-  const target = (opts: { api?: string; token?: string }): ApiTarget => ({
-    url: opts.api ?? process.env.HOMEOSTAT_API_URL ?? 'http://127.0.0.1:8080',
-    ...((opts.token ?? process.env.HOMEOSTAT_API_TOKEN)
-      ? { token: opts.token ?? process.env.HOMEOSTAT_API_TOKEN }
-      : {}),
-  });
+  // The CLI is an edge: it reads its settings from the environment here and nowhere else. The token
+  // never comes from the command line, where every user of the machine sees it in the process list.
+  const target = (opts: { api?: string; token?: string; tokenFile?: string }): ApiTarget => {
+    if (opts.token !== undefined) {
+      throw new Error(
+        'a token on the command line is visible to every user in the process list: set HOMEOSTAT_API_TOKEN, or --token-file / HOMEOSTAT_API_TOKEN_FILE',
+      );
+    }
+    const file = opts.tokenFile ?? process.env.HOMEOSTAT_API_TOKEN_FILE;
+    let token = process.env.HOMEOSTAT_API_TOKEN;
+    if (file !== undefined) {
+      try {
+        token = readFileSync(file, 'utf8').trim();
+      } catch (err) {
+        throw new Error(`cannot read the token file ${file}: ${(err as Error).message}`);
+      }
+      if (token === '') throw new Error(`the token file ${file} is empty`);
+    }
+    return {
+      url: opts.api ?? process.env.HOMEOSTAT_API_URL ?? 'http://127.0.0.1:8080',
+      ...(token ? { token } : {}),
+    };
+  };
   const print = (text: string): void => {
     process.stdout.write(`${text}\n`);
   };
   const apiOptions = (c: Command): Command =>
     c
       .option('--api <url>', 'API base URL (default $HOMEOSTAT_API_URL or http://127.0.0.1:8080)')
-      .option('--token <token>', 'bearer token (default $HOMEOSTAT_API_TOKEN)')
+      .option(
+        '--token-file <path>',
+        'file holding the bearer token (default $HOMEOSTAT_API_TOKEN_FILE, else $HOMEOSTAT_API_TOKEN)',
+      )
+      .addOption(new Option('--token <token>').hideHelp())
       .option('-o, --output <format>', 'table or json', 'table');
 
   apiOptions(
     program.command('reconcile <kind> <namespace/name>').description('run a reconcile pass now and print its outcome'),
-  ).action(async (kind: string, name: string, opts: { api?: string; token?: string; output: string }) =>
-    print(await reconcileCommand(target(opts), kind, name, opts.output === 'json')),
+  ).action(
+    async (kind: string, name: string, opts: { api?: string; token?: string; tokenFile?: string; output: string }) =>
+      print(await reconcileCommand(target(opts), kind, name, opts.output === 'json')),
   );
   apiOptions(program.command('get <kind> <namespace/name>').description('print an object’s reconcile state')).action(
-    async (kind: string, name: string, opts: { api?: string; token?: string; output: string }) =>
+    async (kind: string, name: string, opts: { api?: string; token?: string; tokenFile?: string; output: string }) =>
       print(await getCommand(target(opts), kind, name, opts.output === 'json')),
   );
   apiOptions(
@@ -199,8 +220,17 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
       .option('-n, --namespace <namespace>', 'only this namespace')
       .option('--phase <phase>', 'only this phase'),
   ).action(
-    async (kind: string, opts: { api?: string; token?: string; output: string; namespace?: string; phase?: string }) =>
-      print(await listCommand(target(opts), kind, opts, opts.output === 'json')),
+    async (
+      kind: string,
+      opts: {
+        api?: string;
+        token?: string;
+        tokenFile?: string;
+        output: string;
+        namespace?: string;
+        phase?: string;
+      },
+    ) => print(await listCommand(target(opts), kind, opts, opts.output === 'json')),
   );
 
   await program.parseAsync(options.argv ? [...options.argv] : process.argv);

@@ -3,6 +3,8 @@
  * (update-with-start, query, visibility), with a worker reconciling a real App object.
  */
 import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -447,22 +449,34 @@ describe('HTTP API', () => {
   it('given the CLI, reconcile, get and list talk to the API and print tables or JSON', async () => {
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
     // Asynchronous: the API answers from this very process.
-    const cli = async (...args: string[]): Promise<string> =>
+    // The token comes from the environment (or a file), never from the command line.
+    const run = async (env: Record<string, string>, ...args: string[]): Promise<string> =>
       (
         await execFileAsync(
           process.execPath,
-          ['--import', 'tsx', join(__dirname, '../../cli/homeostat.ts'), ...args, '--api', url, '--token', staticToken],
-          {
-            encoding: 'utf8',
-          },
+          ['--import', 'tsx', join(__dirname, '../../cli/homeostat.ts'), ...args, '--api', url],
+          { encoding: 'utf8', env: { ...process.env, ...env } },
         )
       ).stdout;
+    const cli = (...args: string[]): Promise<string> => run({ HOMEOSTAT_API_TOKEN: staticToken }, ...args);
     const reconciled = await cli('reconcile', 'app', `${t.namespace}/pony-api`);
     expect(reconciled).toMatch(new RegExp(`^App ${t.namespace}/pony-api: pass \\d+ ready, phase Ready, generation 1`));
     expect(reconciled).toMatch(
       /STEP\s+STATUS\s+ATTEMPTS\s+MESSAGE\nconfig\s+succeeded\s+1\s+ConfigMap pony-api-config: 0 keys\ndeployment\s+succeeded/,
     );
     expect(JSON.parse(await cli('get', 'App', `${t.namespace}/pony-api`, '-o', 'json')).state.phase).toBe('Ready');
+    const tokenFile = join(mkdtempSync(join(tmpdir(), 'homeostat-token-')), 'token');
+    writeFileSync(tokenFile, `${staticToken}\n`, { mode: 0o600 });
+    expect(
+      JSON.parse(await run({}, 'get', 'App', `${t.namespace}/pony-api`, '-o', 'json', '--token-file', tokenFile)).state
+        .phase,
+    ).toBe('Ready');
+    await expect(run({}, 'get', 'App', `${t.namespace}/pony-api`, '--token', staticToken)).rejects.toThrow(
+      /a token on the command line is visible to every user in the process list/,
+    );
+    await expect(
+      run({}, 'get', 'App', `${t.namespace}/pony-api`, '--token-file', `${tokenFile}.missing`),
+    ).rejects.toThrow(/cannot read the token file/);
     const listed = await cli('list', 'apps', '-n', t.namespace);
     expect(listed).toMatch(/^NAMESPACE\s+NAME\s+PHASE\s+GENERATION\s+WORKFLOW\n/);
     expect(listed).toMatch(new RegExp(`\\n${t.namespace}\\s+pony-api\\s+Ready\\s+1\\s+RUNNING(\\n|$)`));
