@@ -16,7 +16,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist
-USER node
+# The image's node user, by number: Kubernetes' runAsNonRoot can only check a numeric user.
+USER 1000:1000
 EXPOSE 8080
 ENTRYPOINT ["node", "dist/cli/homeostat.js"]
 CMD ["--help"]

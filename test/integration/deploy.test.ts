@@ -4,11 +4,14 @@
  * The compose file passes a real compose implementation's config check.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { useStack } from '../support/harness';
 
 const root = join(__dirname, '../..');
+/** The image's `USER`, numeric (`uid:gid`). */
+const imageUser = /^USER\s+(\d+:\d+)\s*$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1];
 
 interface Rule {
   apiGroups?: string[];
@@ -53,8 +56,53 @@ describe('deploy manifests', () => {
     for (const d of docs.filter((x) => x.kind === 'Deployment')) {
       const pod = (d as k8s.V1Deployment).spec!.template.spec!;
       expect(pod.securityContext?.runAsNonRoot).toBe(true);
+      // Numeric and the same as the image's USER: the kubelet refuses runAsNonRoot with a named user.
+      expect(`${pod.securityContext?.runAsUser}:${pod.securityContext?.runAsGroup}`).toBe(imageUser);
       expect(pod.containers[0]?.readinessProbe?.httpGet?.path).toBe('/readyz');
       expect(pod.containers[0]?.resources?.requests).toBeDefined();
+    }
+  });
+
+  it('given homeostat’s namespace enforcing Pod Security "restricted", each Deployment’s Pod is admitted, and a Pod without its security context is not', async () => {
+    const ns = docs.find((d) => d.kind === 'Namespace' && d.metadata?.name === 'homeostat-system')!;
+    expect(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    // The namespace is applied by the dry-run case above; its ServiceAccounts are created here (dry run
+    // of a Pod needs them), idempotently.
+    const apply = (obj: object): string =>
+      execFileSync(t.stack.kubectl, ['--kubeconfig', t.endpoints.kubeconfig, 'apply', '--server-side', '-f', '-'], {
+        input: JSON.stringify(obj),
+        encoding: 'utf8',
+      });
+    kubectl('apply', '--server-side', '-f', join(root, 'deploy/base/namespace.yaml'));
+    const deployments = docs.filter((x) => x.kind === 'Deployment') as k8s.V1Deployment[];
+    expect(deployments.length).toBeGreaterThanOrEqual(3);
+    for (const d of deployments) {
+      const spec = d.spec!.template.spec!;
+      apply({
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: spec.serviceAccountName, namespace: 'homeostat-system' },
+      });
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `${d.metadata!.name}-check`, namespace: 'homeostat-system' },
+        spec,
+      };
+      const dry = (body: object): string =>
+        execFileSync(
+          t.stack.kubectl,
+          ['--kubeconfig', t.endpoints.kubeconfig, 'create', '--dry-run=server', '-f', '-'],
+          {
+            input: JSON.stringify(body),
+            encoding: 'utf8',
+            stdio: ['pipe', 'pipe', 'pipe'],
+          },
+        );
+      expect(dry(pod)).toContain('created (server dry run)');
+      const loose = structuredClone(pod);
+      delete loose.spec.securityContext;
+      expect(() => dry(loose)).toThrow(/violates PodSecurity "restricted/);
     }
   });
 
@@ -172,6 +220,17 @@ describe('deploy manifests', () => {
     ])('refuses the bridge %s %s/%s in %s', async (verb, group, resource, namespace) => {
       expect(await allowed('homeostat-bridge', { verb, group, resource, namespace })).toBe(false);
     });
+  });
+
+  it('given docker-compose.yml, every published port is bound to 127.0.0.1, not to every interface', () => {
+    const config = k8s.loadYaml<{ services: Record<string, { ports?: string[] }> }>(
+      execFileSync('docker-compose', ['-f', join(root, 'docker-compose.yml'), 'config'], { encoding: 'utf8' }),
+    );
+    const ports = Object.entries(config.services).flatMap(([name, svc]) =>
+      (svc.ports ?? []).map((p) => `${name} ${p}`),
+    );
+    expect(ports.length).toBeGreaterThanOrEqual(4);
+    for (const p of ports) expect(p).toMatch(/^\S+ 127\.0\.0\.1:/);
   });
 
   it('given docker-compose.yml, the compose config check passes and lists homeostat’s services', () => {
