@@ -262,7 +262,12 @@ export class StepRunner {
           };
         }
       }
-      if (running.size === 0) break;
+      if (running.size === 0) {
+        // Nothing runs: done, unless this round skipped steps whose own dependents are still to be
+        // skipped (a fails: b is skipped now, c, which needs b, next round).
+        if (skip.length === 0 && start.length === 0) break;
+        continue;
+      }
       await Promise.race(running.values());
     }
     effects.showDetails();

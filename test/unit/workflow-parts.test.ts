@@ -300,6 +300,19 @@ describe('StepRunner: rounds, backoff and dependency order', () => {
     });
     expect(h.entity.steps.announce).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
   });
+
+  it('given a chain a → b → c and a failing alone, both b and c are skipped, not c left pending', async () => {
+    const h = harness({
+      a: [() => failure('TerminalStepError', 'no', { attempt: 1 }, true)],
+      b: [ok('never')],
+      c: [ok('never')],
+    });
+    const p = plan([{ name: 'a' }, { name: 'b', dependsOn: ['a'] }, { name: 'c', dependsOn: ['b'] }]);
+    await h.runner.runSteps(p, p.steps, obs);
+    expect(h.calls.map((c) => c.step)).toEqual(['a']);
+    expect(h.entity.steps.b).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
+    expect(h.entity.steps.c).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
+  });
 });
 
 describe('PassTimer: one durable timer for the next pass', () => {
