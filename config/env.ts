@@ -1,9 +1,11 @@
 /**
  * Configuration is parsed once, at the edge: each process describes its environment variables with
- * one zod schema; {@link parseEnv} collects every problem (zod's and the Temporal connection's) so a
- * bad configuration is reported whole, and {@link loadEnvOrExit} prints them and exits with status 2.
+ * one zod schema; {@link parseEnv} collects every problem (zod's, the Temporal connection's and the
+ * payload keys') so a bad configuration is reported whole, and {@link loadEnvOrExit} prints them and
+ * exits with status 2.
  */
 import type { z } from 'zod';
+import { resolvePayloadCodec } from './payload-keys';
 import { resolveTemporal, type TemporalSettings } from './temporal';
 
 /** Thrown by {@link parseEnv}: every configuration problem, one per line of `problems`. */
@@ -42,8 +44,16 @@ export function parseEnv<S extends z.ZodType>(
   const problems = parsed.success ? [] : describeIssues(parsed.error);
   const temporal = resolveTemporal(env);
   if ('problems' in temporal) problems.push(...temporal.problems);
-  if (problems.length > 0 || !parsed.success || 'problems' in temporal) throw new ConfigError(processName, problems);
-  return { config: Object.freeze(parsed.data), temporal };
+  // The payload keys belong to the Temporal connection: every process that talks to Temporal reads them.
+  const codec = resolvePayloadCodec(env);
+  if ('problems' in codec) problems.push(...codec.problems);
+  if (problems.length > 0 || !parsed.success || 'problems' in temporal || 'problems' in codec) {
+    throw new ConfigError(processName, problems);
+  }
+  return {
+    config: Object.freeze(parsed.data),
+    temporal: codec.codec ? Object.freeze({ ...temporal, payloadCodec: codec.codec }) : temporal,
+  };
 }
 
 /** {@link parseEnv}, printing every problem to stderr and exiting with status 2 when there is one. */

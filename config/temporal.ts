@@ -9,6 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { PayloadCodec } from '@temporalio/common';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 
 /** The default frontend address when neither the profile nor TEMPORAL_ADDRESS gives one. */
@@ -20,6 +21,21 @@ export const defaultTemporalNamespace = 'default';
 export interface TemporalSettings {
   readonly connectionOptions: NativeConnectionOptions & { readonly address: string };
   readonly namespace: string;
+  /**
+   * The codec every client and worker of the process puts between its payloads and Temporal
+   * (HOMEOSTAT_PAYLOAD_KEYS, set by `parseEnv`); unset: payloads are stored as they are.
+   */
+  readonly payloadCodec?: PayloadCodec;
+}
+
+/**
+ * The `dataConverter` option of a Temporal `Client` or `Worker` for these settings: the payload codec
+ * when there is one, nothing otherwise. Spread it into the options: `new Client({ …, ...dataConverterOf(t) })`.
+ */
+export function dataConverterOf(settings: Pick<TemporalSettings, 'payloadCodec'>): {
+  dataConverter?: { payloadCodecs: PayloadCodec[] };
+} {
+  return settings.payloadCodec ? { dataConverter: { payloadCodecs: [settings.payloadCodec] } } : {};
 }
 
 const boolValues = new Set(['true', 'false', '1', '0']);

@@ -38,6 +38,11 @@ export const errorCatalog = {
    * re-checked at the plan's drift interval so the refusal clears when the conflict goes.
    */
   ERR_ADOPTION_REFUSED: { type: 'AdoptionRefused', retryable: false },
+  /**
+   * A payload could not be decrypted (its key id is not configured, or it was altered) or the payload
+   * keys are invalid: a configuration problem, not something a retry fixes.
+   */
+  ERR_PAYLOAD_CODEC: { type: 'PayloadCodecError', retryable: false },
 } as const satisfies Record<string, { type: string; retryable: boolean }>;
 
 /** A stable error code of {@link errorCatalog}. */

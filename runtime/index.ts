@@ -38,6 +38,9 @@ export { allMain } from '../cli/all';
 export { runCli, loadOperatorModule, type RunCliOptions } from '../cli/run-cli';
 export { runDev, type DevOptions } from '../cli/dev';
 export { assertOperator, operatorProblems, plansOf, type Operator } from '../core/operator';
+export { AesGcmPayloadCodec, isEncryptedPayload, type PayloadKey } from '../core/payload-codec';
+export { parsePayloadKeys } from '../config/payload-keys';
+export { codecAccess, type CodecOperation } from '../api/codec-endpoint';
 export {
   objectWorkflowStartOptions,
   objectWorkflowType,

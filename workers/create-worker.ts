@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
+import type { PayloadCodec } from '@temporalio/common';
 import {
   bundleWorkflowCode,
   Runtime,
@@ -122,6 +123,11 @@ export interface HomeostatWorkerOptions {
   readonly shutdownGraceTime?: string;
   /** @default 20 */
   readonly maxConcurrentActivityTaskExecutions?: number;
+  /**
+   * The codec between payloads and Temporal (e.g. an `AesGcmPayloadCodec`); it runs outside the
+   * workflow sandbox, so the workflow bundle is the same with or without it. @default none
+   */
+  readonly payloadCodec?: PayloadCodec;
 }
 
 /** Creates (does not run) a worker for the object workflow and the reconcilers' activities. */
@@ -140,6 +146,7 @@ export async function createHomeostatWorker(options: HomeostatWorkerOptions): Pr
       ...(options.identity ? { reportingInstance: options.identity } : {}),
     }),
     ...(options.identity ? { identity: options.identity } : {}),
+    ...(options.payloadCodec ? { dataConverter: { payloadCodecs: [options.payloadCodec] } } : {}),
     shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions ?? 20,
   });

@@ -3,6 +3,7 @@
  * worker and run it until SIGINT/SIGTERM. `homeostat worker` calls it with the operator it was given;
  * tests call it from a child process with their own operators.
  */
+import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
 import { loadKubeConfig, type TemporalSettings } from '../config';
@@ -48,6 +49,8 @@ export interface RunWorkerOptions {
   readonly httpPort?: number;
   /** Activities this worker runs at once. @default 20 */
   readonly maxConcurrentActivityTaskExecutions?: number;
+  /** The codec between payloads and Temporal (HOMEOSTAT_PAYLOAD_KEYS). @default none */
+  readonly payloadCodec?: PayloadCodec;
 }
 
 /** Runs a worker until it is signalled to stop. */
@@ -76,8 +79,12 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       ...(options.maxConcurrentActivityTaskExecutions
         ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions }
         : {}),
+      ...(options.payloadCodec ? { payloadCodec: options.payloadCodec } : {}),
     });
-    logger.info({ taskQueue: options.taskQueue, namespace: options.namespace }, 'worker started');
+    logger.info(
+      { taskQueue: options.taskQueue, namespace: options.namespace, payloadsEncrypted: !!options.payloadCodec },
+      'worker started',
+    );
     const http =
       options.httpPort === undefined
         ? undefined
@@ -122,5 +129,6 @@ export function runWorkerOptionsFrom(
     ...(config.KUBECONFIG ? { kubeconfig: config.KUBECONFIG } : {}),
     ...(config.HOMEOSTAT_WORKFLOW_BUNDLE ? { workflowBundlePath: config.HOMEOSTAT_WORKFLOW_BUNDLE } : {}),
     ...(config.HOMEOSTAT_WORKER_IDENTITY ? { identity: config.HOMEOSTAT_WORKER_IDENTITY } : {}),
+    ...(temporal.payloadCodec ? { payloadCodec: temporal.payloadCodec } : {}),
   };
 }

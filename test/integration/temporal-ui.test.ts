@@ -1,13 +1,24 @@
 /**
  * Temporal UI inspection in a real browser: headless Chromium (Debian's package, driven by
  * playwright-core) filters workflows by homeostat's search attributes, opens an object's workflow and
- * sees its summary, its current details (step progress) and its activity summaries. The screenshot
- * is saved in test-artifacts/.
+ * sees its summary, its current details (step progress) and its activity summaries. With the payload
+ * codec on, the UI shows an object's payloads as ciphertext until it is pointed (in its data encoder
+ * settings, kept in the browser's localStorage) at the API's codec endpoint, served over HTTPS so the
+ * UI passes the access token; then it shows them decoded. The screenshots are saved in test-artifacts/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { Client } from '@temporalio/client';
 import pino from 'pino';
 import { chromium, type Browser } from 'playwright-core';
+import { apiKindsOf, buildApiServer } from '../../api';
+import { builtinOperator } from '../../builtin';
+import { stateQuery } from '../../core/definitions';
+import { AesGcmPayloadCodec } from '../../core/payload-codec';
 import { randomSuffix, useStack } from '../support/harness';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
@@ -121,5 +132,140 @@ describe('Temporal UI inspection', () => {
     expect(details).toMatch(new RegExp(`App ${t.namespace}/pony-spawner — phase Ready`));
     expect(details).toMatch(/config[\s\S]*succeeded[\s\S]*deployment[\s\S]*succeeded[\s\S]*service[\s\S]*succeeded/);
     await page.screenshot({ path: join(artifacts, 'temporal-ui-user-metadata.png'), fullPage: true });
+  });
+
+  it('given encrypted payloads, the UI shows ciphertext without a codec endpoint and the decoded summary once pointed at the API’s', async () => {
+    const codec = new AesGcmPayloadCodec([{ id: 'ui-test', key: randomBytes(32) }]);
+    const namespace = `${t.namespace}-enc`;
+    await t.core.createNamespace({ body: { metadata: { name: namespace, labels: { 'homeostat.dev/test': 'true' } } } });
+    const encrypted = await startInProcessHomeostat(t, {
+      taskQueue: `${taskQueue}-enc`,
+      logger: log,
+      bridge: { namespace },
+      payloadCodec: codec,
+    });
+    // The API over HTTPS (the UI passes an access token to HTTPS codec endpoints only), with a
+    // self-signed certificate the browser context is told to accept.
+    const dir = mkdtempSync(join(tmpdir(), 'homeostat-ui-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const uiOrigin = new URL(t.endpoints.temporalUiUrl).origin;
+    const token = randomBytes(24).toString('hex');
+    const decodes: number[] = [];
+    const api = await buildApiServer({
+      temporal: new Client({
+        connection: t.connection,
+        namespace: t.endpoints.temporalNamespace,
+        dataConverter: { payloadCodecs: [codec] },
+      }),
+      kc: t.kc,
+      objects: k8s.KubernetesObjectApi.makeApiClient(t.kc),
+      ...apiKindsOf(builtinOperator),
+      // The UI's user, as TokenReview and SubjectAccessReview would answer for an allowed one (the real
+      // reviews are checked in encrypted-histories.test.ts).
+      auth: {
+        authenticate: async (presented) => (presented === token ? { user: 'ui-user', groups: [] } : undefined),
+        authorize: async (_who, access) => access.verb === 'decode' && access.resource === 'payloads',
+      },
+      log,
+      taskQueue: `${taskQueue}-enc`,
+      https: { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) },
+      codec: { payloadCodec: codec, allowedOrigins: [uiOrigin] },
+    });
+    api.addHook('onResponse', async (req, reply) => {
+      if (req.url === '/codec/decode') decodes.push(reply.statusCode);
+    });
+    const codecUrl = `${await api.listen({ port: 0, host: '127.0.0.1' })}/codec`;
+    expect(codecUrl).toMatch(/^https:/);
+    const context = await browser.newContext({ viewport: { width: 1600, height: 1200 }, ignoreHTTPSErrors: true });
+    try {
+      await t.custom.createNamespacedCustomObject({
+        group: 'homeostat.dev',
+        version: 'v1alpha1',
+        namespace,
+        plural: 'apps',
+        body: {
+          apiVersion: 'homeostat.dev/v1alpha1',
+          kind: 'App',
+          metadata: { name: 'pony-vault' },
+          spec: {
+            image: 'registry.spr.com/pony-spawner:v2.1.0',
+            replicas: 1,
+            env: [{ name: 'DB_PASSWORD', value: 'x' }],
+          },
+        },
+      });
+      const workflowId = `homeostat/homeostat.dev/App/${namespace}/pony-vault`;
+      const reader = new Client({
+        connection: t.connection,
+        namespace: t.endpoints.temporalNamespace,
+        dataConverter: { payloadCodecs: [codec] },
+      });
+      for (let i = 0; ; i++) {
+        const phase = await reader.workflow
+          .getHandle(workflowId)
+          .query(stateQuery)
+          .then((s) => s.phase)
+          .catch(() => undefined);
+        if (phase === 'Ready') break;
+        if (i === 240) throw new Error(`${workflowId} not Ready within a minute`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const summary = `Reconciles App ${namespace}/pony-vault`;
+      const url = `${t.endpoints.temporalUiUrl}/namespaces/${t.endpoints.temporalNamespace}/workflows/${encodeURIComponent(workflowId)}`;
+
+      // No codec endpoint: the workflow page loads (its ID shows) but the summary is ciphertext.
+      const page = await context.newPage();
+      await page.goto(url);
+      await page.getByText(workflowId).first().waitFor({ timeout: 60_000 });
+      await page
+        .getByText(/binary\/encrypted|YmluYXJ5L2VuY3J5cHRlZA/)
+        .first()
+        .waitFor({ timeout: 30_000 });
+      expect(await page.locator('body').innerText()).not.toContain(summary);
+      mkdirSync(artifacts, { recursive: true });
+      await page.screenshot({ path: join(artifacts, 'temporal-ui-encrypted.png'), fullPage: true });
+
+      // The data encoder settings the UI keeps in localStorage: the endpoint, and pass the access token
+      // (the UI takes it from globalThis.AccessToken when an embedding page provides one; with the UI's
+      // own OIDC login it is the login's token).
+      await page.addInitScript(
+        ([endpoint, accessToken]) => {
+          const storage = (globalThis as unknown as { localStorage: { setItem(k: string, v: string): void } })
+            .localStorage;
+          storage.setItem('endpoint', JSON.stringify(endpoint));
+          storage.setItem('passAccessToken', 'true');
+          (globalThis as { AccessToken?: () => Promise<string> }).AccessToken = async () => accessToken!;
+        },
+        [codecUrl, token],
+      );
+      await page.reload();
+      await page.getByText(summary).first().waitFor({ timeout: 60_000 });
+      expect(decodes.filter((s) => s === 200).length).toBeGreaterThan(0);
+      await page.screenshot({ path: join(artifacts, 'temporal-ui-decoded.png'), fullPage: true });
+    } finally {
+      await context.close();
+      await api.close();
+      await encrypted.stop();
+    }
   });
 });

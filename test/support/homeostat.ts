@@ -4,6 +4,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { Bridge } from '../../informer-bridge';
@@ -46,10 +48,15 @@ export async function startInProcessHomeostat(
   options: {
     taskQueue: string;
     logger: Logger;
-    /** `namespace: false` watches every namespace (children of cluster-scoped objects live anywhere). */
-    bridge?: false | { watchTimeoutSeconds?: number; namespace?: false; resyncIntervalMs?: number };
+    /**
+     * `namespace: false` watches every namespace (children of cluster-scoped objects live anywhere);
+     * a name watches that namespace. @default the test's namespace
+     */
+    bridge?: false | { watchTimeoutSeconds?: number; namespace?: false | string; resyncIntervalMs?: number };
     /** @default the built-in operator */
     operator?: Operator;
+    /** The codec of the worker and of the bridge's Temporal client. @default none */
+    payloadCodec?: PayloadCodec;
   },
 ): Promise<InProcessHomeostat> {
   const operator = options.operator ?? builtinOperator;
@@ -62,6 +69,7 @@ export async function startInProcessHomeostat(
     operator,
     kc: t.kc,
     logger: options.logger,
+    ...(options.payloadCodec ? { payloadCodec: options.payloadCodec } : {}),
   });
   const running = worker.run();
   const bridge = options.bridge
@@ -69,8 +77,14 @@ export async function startInProcessHomeostat(
         kc: t.kc,
         resources: await watchedResourcesFor(operator, t.kc),
         operator,
-        ...(options.bridge.namespace === false ? {} : { namespace: t.namespace }),
-        client: t.temporal,
+        ...(options.bridge.namespace === false ? {} : { namespace: options.bridge.namespace ?? t.namespace }),
+        client: options.payloadCodec
+          ? new Client({
+              connection: t.connection,
+              namespace: t.endpoints.temporalNamespace,
+              dataConverter: { payloadCodecs: [options.payloadCodec] },
+            })
+          : t.temporal,
         taskQueue: options.taskQueue,
         log: options.logger,
         leaderElection: false,

@@ -36,6 +36,7 @@ describe('error classification', () => {
       ERR_K8S_REJECTED: ['KubernetesRejected', false],
       ERR_NETWORK: ['NetworkError', true],
       ERR_ADOPTION_REFUSED: ['AdoptionRefused', false],
+      ERR_PAYLOAD_CODEC: ['PayloadCodecError', false],
     };
     for (const [code, [type, retryable]] of Object.entries(table)) {
       const f = toApplicationFailure(new HomeostatError(code as ErrorCode, 'm'));
