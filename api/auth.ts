@@ -12,6 +12,8 @@ export interface Caller {
   readonly user: string;
   readonly groups: readonly string[];
   readonly uid?: string;
+  /** The authenticator's extra attributes (scopes, a node name, …), passed on to SubjectAccessReview. */
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** A static token (local use only). */
@@ -35,12 +37,20 @@ export interface KubernetesAuthOptions {
   readonly kc: k8s.KubeConfig;
   /** Tokens accepted without TokenReview. @default none */
   readonly staticTokens?: readonly StaticToken[];
-  /** Audiences the TokenReview asks for. @default the API server's */
+  /**
+   * Audiences a token must be meant for (TokenReview `audiences`): a token minted for another service
+   * is refused. Empty: the API server's own audiences (any token the cluster accepts). @default ['homeostat']
+   */
   readonly audiences?: readonly string[];
-  /** How long a TokenReview answer is reused. @default 10_000 */
+  /** How long a TokenReview answer, valid or not, is reused. @default 10_000 */
   readonly cacheMs?: number;
+  /** Answers kept at most; the least recently used goes first. @default 10_000 */
+  readonly maxCacheEntries?: number;
   readonly now?: () => number;
 }
+
+/** The audience a token must be minted for by default: `kubectl create token <sa> --audience homeostat`. */
+export const defaultAudiences: readonly string[] = ['homeostat'];
 
 const digest = (token: string): string => createHash('sha256').update(token).digest('hex');
 
@@ -68,6 +78,7 @@ export function parseStaticTokens(text: string): StaticToken[] {
 export class KubernetesAuth {
   private readonly authn: k8s.AuthenticationV1Api;
   private readonly authz: k8s.AuthorizationV1Api;
+  /** TokenReview answers by token digest, valid and not (negative entries), least recently used first. */
   private readonly cache = new Map<string, { caller: Caller | undefined; at: number }>();
   private readonly now: () => number;
 
@@ -77,25 +88,56 @@ export class KubernetesAuth {
     this.now = options.now ?? Date.now;
   }
 
+  /**
+   * What is known of a token without asking the API server: a static token's caller, or a cached
+   * TokenReview answer (`caller` undefined: not valid). Undefined when only a TokenReview can tell.
+   */
+  known(token: string): { readonly caller: Caller | undefined } | undefined {
+    const key = digest(token);
+    for (const s of this.options.staticTokens ?? []) {
+      if (timingSafeEqual(Buffer.from(digest(s.token)), Buffer.from(key))) {
+        return { caller: { user: s.user, groups: s.groups } };
+      }
+    }
+    const hit = this.cache.get(key);
+    if (!hit || this.now() - hit.at >= (this.options.cacheMs ?? 10_000)) return undefined;
+    this.cache.delete(key);
+    this.cache.set(key, hit);
+    return { caller: hit.caller };
+  }
+
   /** The caller a bearer token belongs to, or undefined when the token is not valid. */
   async authenticate(token: string): Promise<Caller | undefined> {
-    for (const s of this.options.staticTokens ?? []) {
-      const a = Buffer.from(digest(s.token));
-      if (timingSafeEqual(a, Buffer.from(digest(token)))) return { user: s.user, groups: s.groups };
-    }
+    const known = this.known(token);
+    if (known) return known.caller;
     const key = digest(token);
-    const hit = this.cache.get(key);
-    if (hit && this.now() - hit.at < (this.options.cacheMs ?? 10_000)) return hit.caller;
+    const audiences = [...(this.options.audiences ?? defaultAudiences)];
     const review = await this.authn.createTokenReview({
-      body: { spec: { token, ...(this.options.audiences ? { audiences: [...this.options.audiences] } : {}) } },
+      body: { spec: { token, ...(audiences.length ? { audiences } : {}) } },
     });
-    const user = review.status?.authenticated ? review.status.user : undefined;
-    const caller = user?.username
-      ? { user: user.username, groups: user.groups ?? [], ...(user.uid ? { uid: user.uid } : {}) }
+    const status = review.status;
+    // An authenticator that honours audiences answers the ones the token is valid for; one that
+    // answers none cannot say, so the token is not taken as meant for us.
+    const meantForUs = audiences.length === 0 || (status?.audiences ?? []).some((a) => audiences.includes(a));
+    const user = status?.authenticated && meantForUs ? status.user : undefined;
+    const caller: Caller | undefined = user?.username
+      ? {
+          user: user.username,
+          groups: user.groups ?? [],
+          ...(user.uid ? { uid: user.uid } : {}),
+          ...(user.extra && Object.keys(user.extra).length ? { extra: user.extra } : {}),
+        }
       : undefined;
-    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.delete(key);
     this.cache.set(key, { caller, at: this.now() });
+    const max = this.options.maxCacheEntries ?? 10_000;
+    while (this.cache.size > max) this.cache.delete(this.cache.keys().next().value as string);
     return caller;
+  }
+
+  /** TokenReview answers cached (valid and not). */
+  get cachedAnswers(): number {
+    return this.cache.size;
   }
 
   /** Whether the platform's RBAC allows the caller this access. */
@@ -106,6 +148,9 @@ export class KubernetesAuth {
           user: caller.user,
           groups: [...caller.groups],
           ...(caller.uid ? { uid: caller.uid } : {}),
+          ...(caller.extra
+            ? { extra: Object.fromEntries(Object.entries(caller.extra).map(([k, v]) => [k, [...v]])) }
+            : {}),
           resourceAttributes: {
             verb: access.verb,
             group: access.group,

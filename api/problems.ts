@@ -38,13 +38,16 @@ export interface ProblemDocument {
 export class ApiProblem extends Error {
   override readonly name = 'ApiProblem';
   readonly status: number;
+  /** Sent as `Retry-After` (seconds). */
+  readonly retryAfterSeconds?: number;
   constructor(
     readonly code: ProblemCode,
     message: string,
-    options: { cause?: unknown } = {},
+    options: { cause?: unknown; retryAfterSeconds?: number } = {},
   ) {
-    super(message, options);
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
     this.status = problemCodes[code];
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

@@ -2,10 +2,12 @@
  * The HTTP API as a process component: the Temporal client, Kubernetes authentication and the
  * Fastify server. Used by `homeostat api` and `homeostat all`.
  */
+import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import type { Server } from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
-import { loadKubeConfig, type TemporalSettings } from '../config';
+import { dataConverterOf, loadKubeConfig, type TemporalSettings } from '../config';
 import type { Operator } from '../core/operator';
 import { KubernetesAuth } from './auth';
 import type { ApiConfig } from './config';
@@ -36,25 +38,74 @@ export async function startApiComponent(options: {
     },
   });
   const kc = loadKubeConfig(config.KUBECONFIG);
+  if (config.HOMEOSTAT_API_STATIC_TOKENS.length > 0) {
+    log.warn(
+      { users: config.HOMEOSTAT_API_STATIC_TOKENS.map((t) => t.user) },
+      'INSECURE: static API tokens are accepted without Kubernetes authentication (HOMEOSTAT_API_INSECURE_STATIC_TOKENS); never do this outside a local machine',
+    );
+  }
+  if (!config.HOMEOSTAT_API_TLS_CERT_FILE) {
+    log.warn('INSECURE: the API serves plain HTTP (HOMEOSTAT_API_INSECURE_HTTP): bearer tokens travel in clear');
+  }
+  const tlsFiles =
+    config.HOMEOSTAT_API_TLS_CERT_FILE && config.HOMEOSTAT_API_TLS_KEY_FILE
+      ? { cert: config.HOMEOSTAT_API_TLS_CERT_FILE, key: config.HOMEOSTAT_API_TLS_KEY_FILE }
+      : undefined;
+  const readTls = (f: { cert: string; key: string }) => ({ cert: readFileSync(f.cert), key: readFileSync(f.key) });
   const connection = await Connection.connect(temporal.connectionOptions);
-  const client = new Client({ connection, namespace: temporal.namespace });
+  const client = new Client({ connection, namespace: temporal.namespace, ...dataConverterOf(temporal) });
   const app = await buildApiServer({
     temporal: client,
     kc,
     objects: k8s.KubernetesObjectApi.makeApiClient(kc),
     ...apiKindsOf(options.operator),
-    auth: new KubernetesAuth({ kc, staticTokens: config.HOMEOSTAT_API_STATIC_TOKENS }),
+    auth: new KubernetesAuth({
+      kc,
+      staticTokens: config.HOMEOSTAT_API_STATIC_TOKENS,
+      audiences: config.HOMEOSTAT_API_AUDIENCES,
+    }),
+    authFailuresPerMinute: config.HOMEOSTAT_API_AUTH_FAILURES_PER_MINUTE,
+    ...(config.HOMEOSTAT_API_PAGE_TOKEN_KEY ? { pageTokenKey: config.HOMEOSTAT_API_PAGE_TOKEN_KEY } : {}),
+    ...(tlsFiles ? { https: readTls(tlsFiles) } : {}),
     log,
     taskQueue: config.HOMEOSTAT_TASK_QUEUE,
     rateLimitPerMinute: config.HOMEOSTAT_API_RATE_LIMIT_PER_MINUTE,
     reconcileWaitMs: config.HOMEOSTAT_API_RECONCILE_WAIT_SECONDS * 1000,
     ...(config.HOMEOSTAT_TEMPORAL_UI_URL ? { temporalUiUrl: config.HOMEOSTAT_TEMPORAL_UI_URL } : {}),
+    // The codec endpoint is served when payloads are encrypted, for the Temporal UI's origin.
+    ...(temporal.payloadCodec
+      ? {
+          codec: {
+            payloadCodec: temporal.payloadCodec,
+            allowedOrigins:
+              config.HOMEOSTAT_CODEC_ALLOWED_ORIGINS ??
+              (config.HOMEOSTAT_TEMPORAL_UI_URL ? [new URL(config.HOMEOSTAT_TEMPORAL_UI_URL).origin] : []),
+          },
+        }
+      : {}),
   });
   const address = await app.listen({ port: config.HOMEOSTAT_API_PORT, host: config.HOMEOSTAT_API_HOST });
   log.info({ address }, 'api listening');
+  // A renewed certificate (cert-manager rewrites the mounted Secret) is served without a restart.
+  const reload = (): void => {
+    try {
+      (app.server as Server).setSecureContext(readTls(tlsFiles!));
+      log.info('TLS certificate reloaded');
+    } catch (err) {
+      log.error({ err }, 'TLS certificate not reloaded; the previous one is still served');
+    }
+  };
+  if (tlsFiles) {
+    watchFile(tlsFiles.cert, { interval: 30_000 }, reload);
+    watchFile(tlsFiles.key, { interval: 30_000 }, reload);
+  }
   return {
     address,
     async stop() {
+      if (tlsFiles) {
+        unwatchFile(tlsFiles.cert, reload);
+        unwatchFile(tlsFiles.key, reload);
+      }
       await app.close();
       await connection.close();
     },

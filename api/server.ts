@@ -5,7 +5,7 @@
  * documents for every error, rate limits per caller, size limits, timeouts, health, metrics and an
  * OpenAPI document generated from the same schemas.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import type * as k8s from '@kubernetes/client-node';
@@ -38,6 +38,8 @@ import {
   workflowIdFor,
 } from '../core/definitions';
 import type { AccessRequest, Caller, KubernetesAuth } from './auth';
+import { codecEndpoint, type CodecEndpointOptions } from './codec-endpoint';
+import { AuthFailureLimiter } from './failure-limiter';
 import { ApiProblem, problem, problemCodes, type ProblemCode } from './problems';
 
 /** What the API needs. */
@@ -48,7 +50,7 @@ export interface ApiDeps {
   readonly plans: PlanRegistry;
   /** Short names by kind (`pgdb`), listed by `GET /v1/kinds` for clients that resolve kinds. */
   readonly shortNames?: Readonly<Record<string, readonly string[]>>;
-  readonly auth: Pick<KubernetesAuth, 'authenticate' | 'authorize'>;
+  readonly auth: Pick<KubernetesAuth, 'authenticate' | 'authorize'> & Partial<Pick<KubernetesAuth, 'known'>>;
   readonly log: Logger;
   /** @default 'homeostat' */
   readonly taskQueue: string;
@@ -60,6 +62,28 @@ export interface ApiDeps {
   readonly reconcileWaitMs?: number;
   /** Largest request body accepted. @default 16384 */
   readonly bodyLimit?: number;
+  /**
+   * Serve Temporal's codec-server protocol at `/codec/decode` and `/codec/encode` with this payload
+   * codec, for the Temporal UI at `allowedOrigins` (see `codec-endpoint.ts`). @default not served
+   */
+  readonly codec?: {
+    readonly payloadCodec: CodecEndpointOptions['codec'];
+    readonly allowedOrigins?: readonly string[];
+  };
+  /**
+   * Failed authentications (no token, a malformed or an invalid one) one client address may make per
+   * minute before it gets 429 without a TokenReview. @default 30
+   */
+  readonly authFailuresPerMinute?: number;
+  /** Deadline of each call to Temporal (the wait for a pass has its own, `reconcileWaitMs`). @default 10_000 */
+  readonly temporalTimeoutMs?: number;
+  /**
+   * Key of the MAC that seals list page tokens, so only tokens this API issued (for the same query)
+   * reach Temporal. Replicas behind one Service need the same key. @default random per process
+   */
+  readonly pageTokenKey?: Buffer;
+  /** Serve HTTPS with this certificate and key (PEM); without it, plain HTTP. */
+  readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
 /**
@@ -145,6 +169,24 @@ const fastifyCodes: Record<number, ProblemCode> = {
   429: 'ERR_RATE_LIMITED',
 };
 
+/** The part of an OpenAPI operation rewritten for problem documents. */
+interface OpenApiOperation {
+  responses?: Record<string, { content?: Record<string, unknown> }>;
+}
+
+const phases = ['Pending', 'Reconciling', 'Ready', 'Degraded', 'Invalid', 'Deleting'] as const;
+const grpcDeadlineExceeded = 4;
+const grpcUnavailable = 14;
+
+/** The gRPC status code of a Temporal client error (on it or its cause), if it has one. */
+function temporalStatus(err: unknown): number | undefined {
+  for (let e = err, i = 0; typeof e === 'object' && e !== null && i < 4; e = (e as { cause?: unknown }).cause, i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'number') return code;
+  }
+  return undefined;
+}
+
 function findPlanFor(plans: PlanRegistry, p: ObjectParams): ReconcilerPlan {
   const group = p.group === 'core' ? '' : p.group;
   const plan = Object.values(plans).find((x) => x.group === group && x.kind === p.kind && x.version === p.version);
@@ -181,6 +223,7 @@ function bearer(req: FastifyRequest): string | undefined {
 /** Builds the API (not listening): call `listen()` on the result, or `inject()` in tests. */
 export async function buildApiServer(deps: ApiDeps) {
   const app = Fastify({
+    ...(deps.https ? { https: { cert: deps.https.cert, key: deps.https.key, minVersion: 'TLSv1.2' as const } } : {}),
     loggerInstance: deps.log,
     bodyLimit: deps.bodyLimit ?? 16_384,
     connectionTimeout: 60_000,
@@ -220,6 +263,7 @@ export async function buildApiServer(deps: ApiDeps) {
     let doc;
     if (err instanceof ApiProblem) {
       doc = problem(err.code, err.message, req.url);
+      if (err.retryAfterSeconds !== undefined) void reply.header('retry-after', String(err.retryAfterSeconds));
     } else if (hasZodFastifySchemaValidationErrors(err)) {
       const detail = err.validation.map((v) => `${v.instancePath || 'request'}: ${v.message ?? 'invalid'}`).join('; ');
       doc = problem('ERR_VALIDATION', `invalid ${err.validationContext ?? 'request'}: ${detail}`, req.url);
@@ -228,6 +272,10 @@ export async function buildApiServer(deps: ApiDeps) {
       // API does not document, e.g. 405, is answered as a 400 rather than with an undocumented status).
       const detail = typeof err.message === 'string' && err.message !== '' ? err.message : 'the request was refused';
       doc = problem(fastifyCodes[err.statusCode] ?? 'ERR_VALIDATION', detail, req.url);
+    } else if (temporalStatus(err) === grpcDeadlineExceeded) {
+      doc = problem('ERR_TIMEOUT', 'Temporal did not answer in time', req.url);
+    } else if (temporalStatus(err) === grpcUnavailable) {
+      doc = problem('ERR_UNAVAILABLE', 'Temporal is unreachable', req.url);
     } else {
       req.log.error({ err }, 'request failed');
       doc = problem('ERR_UPSTREAM', 'the request failed; see the server log', req.url);
@@ -253,6 +301,20 @@ export async function buildApiServer(deps: ApiDeps) {
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    // Errors are answered as application/problem+json (RFC 9457): the document says so.
+    transformObject: (doc) => {
+      const openapi = (doc as { openapiObject: { paths?: Record<string, Record<string, OpenApiOperation>> } })
+        .openapiObject;
+      for (const methods of Object.values(openapi.paths ?? {})) {
+        for (const op of Object.values(methods)) {
+          for (const [status, response] of Object.entries(op.responses ?? {})) {
+            const json = response.content?.['application/json'];
+            if (Number(status) >= 400 && json) response.content = { 'application/problem+json': json };
+          }
+        }
+      }
+      return openapi;
+    },
   });
 
   await app.register(rateLimit, {
@@ -272,12 +334,40 @@ export async function buildApiServer(deps: ApiDeps) {
       ),
   });
 
+  // Failed authentications are counted per client address and refused past the budget before any
+  // TokenReview: random tokens cost the API server a bounded number of reviews (the rate limit above
+  // is per token, so each made-up token would otherwise start a fresh bucket).
+  const failures = new AuthFailureLimiter({ perWindow: deps.authFailuresPerMinute ?? 30 });
   const caller = async (req: FastifyRequest): Promise<Caller> => {
-    const token = bearer(req);
-    if (!token) throw new ApiProblem('ERR_UNAUTHENTICATED', 'a bearer token is required');
+    const wait = failures.retryAfterMs(req.ip);
+    const refuse = (problem: ApiProblem): never => {
+      if (wait > 0) {
+        throw new ApiProblem('ERR_RATE_LIMITED', `too many failed authentications from ${req.ip}`, {
+          retryAfterSeconds: Math.ceil(wait / 1000),
+        });
+      }
+      failures.fail(req.ip);
+      throw problem;
+    };
+    let token: string | undefined;
+    try {
+      token = bearer(req);
+    } catch (err) {
+      if (err instanceof ApiProblem) return refuse(err);
+      throw err;
+    }
+    if (!token) return refuse(new ApiProblem('ERR_UNAUTHENTICATED', 'a bearer token is required'));
+    const invalid = new ApiProblem(
+      'ERR_UNAUTHENTICATED',
+      'the bearer token is not valid, or not meant for this API (mint it with --audience homeostat)',
+    );
+    // A static token or a cached answer costs nothing: a valid caller is let in even from an address
+    // over its budget. Only a token that needs a TokenReview is refused there.
+    const known = deps.auth.known?.(token);
+    if (known) return known.caller ?? refuse(invalid);
+    if (wait > 0) return refuse(invalid);
     const who = await deps.auth.authenticate(token);
-    if (!who) throw new ApiProblem('ERR_UNAUTHENTICATED', 'the bearer token is not valid');
-    return who;
+    return who ?? refuse(invalid);
   };
   const allow = async (who: Caller, access: AccessRequest): Promise<void> => {
     if (!(await deps.auth.authorize(who, access))) {
@@ -293,10 +383,26 @@ export async function buildApiServer(deps: ApiDeps) {
       ? `${deps.temporalUiUrl}/namespaces/${deps.temporal.options.namespace}/workflows/${encodeURIComponent(workflowId)}`
       : undefined;
 
+  const pageKey = deps.pageTokenKey ?? randomBytes(32);
+  const pageMac = (query: string, token: Buffer): Buffer =>
+    createHmac('sha256', pageKey).update(query).update('\0').update(token).digest().subarray(0, 16);
+  const sealPageToken = (query: string, token: Buffer): string =>
+    Buffer.concat([pageMac(query, token), token]).toString('base64url');
+  const openPageToken = (query: string, text: string): Buffer | undefined => {
+    const raw = Buffer.from(text, 'base64url');
+    if (raw.length <= 16) return undefined;
+    const token = raw.subarray(16);
+    return timingSafeEqual(raw.subarray(0, 16), pageMac(query, token)) ? token : undefined;
+  };
+
+  // Every call to Temporal has a deadline: a slow or unreachable frontend answers 504, never a hang.
+  const temporalCall = <R>(fn: () => Promise<R>, ms = deps.temporalTimeoutMs ?? 10_000): Promise<R> =>
+    deps.temporal.connection.withDeadline(Date.now() + ms, fn);
+
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     try {
-      await deps.temporal.workflowService.getSystemInfo({});
+      await temporalCall(() => deps.temporal.workflowService.getSystemInfo({}));
       return { status: 'ok' };
     } catch (err) {
       return reply
@@ -309,6 +415,15 @@ export async function buildApiServer(deps: ApiDeps) {
     reply.type(registry.contentType).send(await registry.metrics()),
   );
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  if (deps.codec) {
+    await app.register(codecEndpoint, {
+      prefix: '/codec',
+      codec: deps.codec.payloadCodec,
+      ...(deps.codec.allowedOrigins ? { allowedOrigins: deps.codec.allowedOrigins } : {}),
+      errorResponses: problems,
+      authorize: async (req, access) => allow(await caller(req), access),
+    });
+  }
 
   app.get(
     '/v1/kinds',
@@ -406,11 +521,13 @@ export async function buildApiServer(deps: ApiDeps) {
       });
       let handle;
       try {
-        handle = await deps.temporal.workflow.startUpdateWithStart(reconcileNowUpdate, {
-          args: [{ ref, ...(object.metadata?.uid ? { uid: object.metadata.uid } : {}) }],
-          waitForStage: 'ACCEPTED',
-          startWorkflowOperation,
-        });
+        handle = await temporalCall(() =>
+          deps.temporal.workflow.startUpdateWithStart(reconcileNowUpdate, {
+            args: [{ ref, ...(object.metadata?.uid ? { uid: object.metadata.uid } : {}) }],
+            waitForStage: 'ACCEPTED',
+            startWorkflowOperation,
+          }),
+        );
       } catch (err) {
         if (err instanceof WorkflowUpdateFailedError)
           throw new ApiProblem(
@@ -430,7 +547,12 @@ export async function buildApiServer(deps: ApiDeps) {
         (r) => (timer = setTimeout(() => r('timeout'), deps.reconcileWaitMs ?? 30_000)),
       );
       try {
-        const outcome = await Promise.race([handle.result(), timeout]);
+        const waitMs = deps.reconcileWaitMs ?? 30_000;
+        const result = temporalCall(() => handle.result(), waitMs + 1_000).catch((err: unknown) => {
+          if (temporalStatus(err) === grpcDeadlineExceeded) return 'timeout' as const;
+          throw err;
+        });
+        const outcome = await Promise.race([result, timeout]);
         if (outcome === 'timeout') {
           reconciles.inc({ kind: plan.kind, result: 'pending' });
           return reply.status(202).send({ workflowId, ...(link ? { link } : {}), accepted: true as const });
@@ -489,7 +611,7 @@ export async function buildApiServer(deps: ApiDeps) {
       });
       const workflowId = workflowIdFor(ref);
       try {
-        const state = await deps.temporal.workflow.getHandle(workflowId).query(stateQuery);
+        const state = await temporalCall(() => deps.temporal.workflow.getHandle(workflowId).query(stateQuery));
         const link = uiLink(workflowId);
         return { workflowId, ...(link ? { link } : {}), state: { ...state, conditions: [...state.conditions] } };
       } catch (err) {
@@ -516,7 +638,7 @@ export async function buildApiServer(deps: ApiDeps) {
             .max(63)
             .regex(/^[A-Z][A-Za-z0-9]*$/),
           namespace: z.string().max(63).regex(dnsLabel).optional(),
-          phase: z.enum(['Pending', 'Reconciling', 'Ready', 'Degraded', 'Invalid', 'Deleting']).optional(),
+          phase: z.enum(phases).optional(),
           pageSize: z.coerce.number().int().min(1).max(100).default(50),
           pageToken: z
             .string()
@@ -554,15 +676,31 @@ export async function buildApiServer(deps: ApiDeps) {
         resource: plan.plural,
         ...(q.namespace ? { namespace: q.namespace } : {}),
       });
-      const clauses = [`WorkflowType = '${objectWorkflowType}'`, `HomeostatKind = '${q.kind}'`];
-      if (q.namespace) clauses.push(`HomeostatNamespace = '${q.namespace}'`);
-      if (q.phase) clauses.push(`HomeostatPhase = '${q.phase}'`);
-      const res = await deps.temporal.workflowService.listWorkflowExecutions({
-        namespace: deps.temporal.options.namespace,
-        query: clauses.join(' AND '),
-        pageSize: q.pageSize,
-        ...(q.pageToken ? { nextPageToken: Buffer.from(q.pageToken, 'base64url') } : {}),
-      });
+      // Built from known values only: the plan's kind, a phase from the enum, and a namespace that
+      // matched the DNS-label pattern (letters, digits and dashes: nothing that can end a string).
+      const namespace = q.namespace && dnsLabel.test(q.namespace) ? q.namespace : undefined;
+      const phase = q.phase ? phases.find((p) => p === q.phase) : undefined;
+      const clauses = [`WorkflowType = '${objectWorkflowType}'`, `HomeostatKind = '${plan.kind}'`];
+      if (namespace) clauses.push(`HomeostatNamespace = '${namespace}'`);
+      if (phase) clauses.push(`HomeostatPhase = '${phase}'`);
+      const query = clauses.join(' AND ');
+      // Only a token this API sealed for this very query reaches Temporal: anything else is a 400 here
+      // (Temporal retries an unreadable token until the call's deadline).
+      const pageToken = q.pageToken === undefined ? undefined : openPageToken(query, q.pageToken);
+      if (q.pageToken !== undefined && pageToken === undefined) {
+        throw new ApiProblem(
+          'ERR_VALIDATION',
+          'invalid querystring: pageToken is not a token this API issued for this query',
+        );
+      }
+      const res = await temporalCall(() =>
+        deps.temporal.workflowService.listWorkflowExecutions({
+          namespace: deps.temporal.options.namespace,
+          query,
+          pageSize: q.pageSize,
+          ...(pageToken ? { nextPageToken: pageToken } : {}),
+        }),
+      );
       const attr = (fields: Record<string, unknown> | null | undefined, key: string): unknown => {
         const payload = fields?.[key];
         if (!payload) return undefined;
@@ -585,7 +723,7 @@ export async function buildApiServer(deps: ApiDeps) {
           status: statusName,
         };
       });
-      const token = res.nextPageToken?.length ? Buffer.from(res.nextPageToken).toString('base64url') : undefined;
+      const token = res.nextPageToken?.length ? sealPageToken(query, Buffer.from(res.nextPageToken)) : undefined;
       return { items, ...(token ? { nextPageToken: token } : {}) };
     },
   );

@@ -3,12 +3,17 @@
  * by default and `-o json`.
  */
 
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
 /** Where the API is and who calls it. */
 export interface ApiTarget {
-  /** @default $HOMEOSTAT_API_URL, else http://127.0.0.1:8080 */
+  /** @default $HOMEOSTAT_API_URL, else https://127.0.0.1:8080 */
   readonly url: string;
   /** @default $HOMEOSTAT_API_TOKEN */
   readonly token?: string;
+  /** CA certificate(s), PEM, that the API's HTTPS certificate is checked against. @default the system's */
+  readonly ca?: string | Buffer;
 }
 
 /** A kind the API serves, as `GET /v1/kinds` lists it. */
@@ -42,13 +47,37 @@ export function splitName(arg: string, namespace = 'default'): { namespace: stri
 }
 
 async function call(target: ApiTarget, method: string, path: string): Promise<unknown> {
-  const res = await fetch(new URL(path, target.url), {
-    method,
-    headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
-    signal: AbortSignal.timeout(120_000),
-  });
-  const body = (await res.json().catch(() => ({}))) as { detail?: string; code?: string };
-  if (!res.ok) throw new Error(`${res.status} ${body.code ?? ''}: ${body.detail ?? res.statusText}`);
+  const url = new URL(path, target.url);
+  const { status, statusText, text } = await new Promise<{ status: number; statusText: string; text: string }>(
+    (resolve, reject) => {
+      const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+        url,
+        {
+          method,
+          headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
+          timeout: 120_000,
+          ...(url.protocol === 'https:' && target.ca ? { ca: target.ca } : {}),
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', text }));
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`no answer from ${url.origin} in 120 s`)));
+      req.on('error', reject);
+      req.end();
+    },
+  );
+  let body: { detail?: string; code?: string } = {};
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    // not JSON: the status line says enough
+  }
+  if (status < 200 || status >= 300) throw new Error(`${status} ${body.code ?? ''}: ${body.detail ?? statusText}`);
   return body;
 }
 

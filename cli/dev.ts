@@ -130,6 +130,8 @@ export async function runDev(options: DevOptions): Promise<void> {
 
     const [apiPort, workerPort, bridgePort] = (await freePorts(3)) as [number, number, number];
     const token = randomBytes(24).toString('base64url');
+    // HTTPS with a certificate for 127.0.0.1 signed by the local stack's CA (created once).
+    const cert = stack.servingCertificate('homeostat-api');
     const env = {
       ...process.env,
       KUBECONFIG: e.kubeconfig,
@@ -140,8 +142,12 @@ export async function runDev(options: DevOptions): Promise<void> {
       HOMEOSTAT_WORKER_PORT: String(workerPort),
       HOMEOSTAT_API_PORT: String(apiPort),
       HOMEOSTAT_API_HOST: '127.0.0.1',
-      // A token for this demo only, mapped to a cluster admin of the local stack.
+      HOMEOSTAT_API_TLS_CERT_FILE: cert.cert,
+      HOMEOSTAT_API_TLS_KEY_FILE: cert.key,
+      // A token for this demo only, mapped to a cluster admin of the local stack: explicitly insecure,
+      // and accepted only outside a cluster.
       HOMEOSTAT_API_STATIC_TOKENS: `${token}=demo-admin:system:masters`,
+      HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'true',
       HOMEOSTAT_TEMPORAL_UI_URL: e.temporalUiUrl,
       LOG_LEVEL: 'warn',
     };
@@ -244,17 +250,17 @@ export async function runDev(options: DevOptions): Promise<void> {
     say(`  Temporal UI    ${e.temporalUiUrl}/namespaces/${e.temporalNamespace}/workflows?query=${query}`);
     say(`  kubectl        kubectl --kubeconfig ${e.kubeconfig} get ${plurals} -A`);
     if (stack.hasPostgres) say(`  PostgreSQL     ${e.postgresUrl}`);
-    const api = `http://127.0.0.1:${apiPort}`;
+    const api = `https://127.0.0.1:${apiPort}`;
     say(`  API            ${api}   (token ${token})`);
     if (first) {
       const [group, version] = first.apiVersion.includes('/')
         ? first.apiVersion.split('/')
         : ['core', first.apiVersion];
       say(
-        `                 curl -H 'Authorization: Bearer ${token}' ${api}/v1/objects/${group}/${version}/${first.kind}/${first.namespace ?? '_'}/${first.name}`,
+        `                 curl --cacert ${cert.ca} -H 'Authorization: Bearer ${token}' ${api}/v1/objects/${group}/${version}/${first.kind}/${first.namespace ?? '_'}/${first.name}`,
       );
       say(
-        `                 HOMEOSTAT_API_TOKEN=${token} homeostat reconcile ${first.kind} ${first.namespace ? `${first.namespace}/` : ''}${first.name} --api ${api}`,
+        `                 HOMEOSTAT_API_TOKEN=${token} HOMEOSTAT_API_CA_FILE=${cert.ca} homeostat reconcile ${first.kind} ${first.namespace ? `${first.namespace}/` : ''}${first.name} --api ${api}`,
       );
     }
     say(

@@ -169,7 +169,7 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
 
   // The CLI is an edge: it reads its settings from the environment here and nowhere else. The token
   // never comes from the command line, where every user of the machine sees it in the process list.
-  const target = (opts: { api?: string; token?: string; tokenFile?: string }): ApiTarget => {
+  const target = (opts: { api?: string; token?: string; tokenFile?: string; caFile?: string }): ApiTarget => {
     if (opts.token !== undefined) {
       throw new Error(
         'a token on the command line is visible to every user in the process list: set HOMEOSTAT_API_TOKEN, or --token-file / HOMEOSTAT_API_TOKEN_FILE',
@@ -185,9 +185,19 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
       }
       if (token === '') throw new Error(`the token file ${file} is empty`);
     }
+    const caFile = opts.caFile ?? process.env.HOMEOSTAT_API_CA_FILE;
+    let ca: Buffer | undefined;
+    if (caFile !== undefined) {
+      try {
+        ca = readFileSync(caFile);
+      } catch (err) {
+        throw new Error(`cannot read the CA file ${caFile}: ${(err as Error).message}`);
+      }
+    }
     return {
-      url: opts.api ?? process.env.HOMEOSTAT_API_URL ?? 'http://127.0.0.1:8080',
+      url: opts.api ?? process.env.HOMEOSTAT_API_URL ?? 'https://127.0.0.1:8080',
       ...(token ? { token } : {}),
+      ...(ca ? { ca } : {}),
     };
   };
   const print = (text: string): void => {
@@ -195,7 +205,11 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
   };
   const apiOptions = (c: Command): Command =>
     c
-      .option('--api <url>', 'API base URL (default $HOMEOSTAT_API_URL or http://127.0.0.1:8080)')
+      .option('--api <url>', 'API base URL (default $HOMEOSTAT_API_URL or https://127.0.0.1:8080)')
+      .option(
+        '--ca-file <path>',
+        'CA certificate the API’s HTTPS certificate is checked against (default $HOMEOSTAT_API_CA_FILE, else the system’s)',
+      )
       .option(
         '--token-file <path>',
         'file holding the bearer token (default $HOMEOSTAT_API_TOKEN_FILE, else $HOMEOSTAT_API_TOKEN)',
@@ -206,12 +220,18 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
   apiOptions(
     program.command('reconcile <kind> <namespace/name>').description('run a reconcile pass now and print its outcome'),
   ).action(
-    async (kind: string, name: string, opts: { api?: string; token?: string; tokenFile?: string; output: string }) =>
-      print(await reconcileCommand(target(opts), kind, name, opts.output === 'json')),
+    async (
+      kind: string,
+      name: string,
+      opts: { api?: string; token?: string; tokenFile?: string; caFile?: string; output: string },
+    ) => print(await reconcileCommand(target(opts), kind, name, opts.output === 'json')),
   );
   apiOptions(program.command('get <kind> <namespace/name>').description('print an object’s reconcile state')).action(
-    async (kind: string, name: string, opts: { api?: string; token?: string; tokenFile?: string; output: string }) =>
-      print(await getCommand(target(opts), kind, name, opts.output === 'json')),
+    async (
+      kind: string,
+      name: string,
+      opts: { api?: string; token?: string; tokenFile?: string; caFile?: string; output: string },
+    ) => print(await getCommand(target(opts), kind, name, opts.output === 'json')),
   );
   apiOptions(
     program

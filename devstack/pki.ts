@@ -61,33 +61,8 @@ export function ensurePki(dir: string): StackPki {
     ],
     dir,
   );
-  const sign = (name: string, subject: string, ext: string): void => {
-    writeFileSync(f(`${name}.ext`), ext);
-    openssl(
-      ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', subject],
-      dir,
-    );
-    openssl(
-      [
-        'x509',
-        '-req',
-        '-in',
-        f(`${name}.csr`),
-        '-CA',
-        pki.caCert,
-        '-CAkey',
-        pki.caKey,
-        '-CAcreateserial',
-        '-out',
-        f(`${name}.crt`),
-        '-days',
-        days,
-        '-extfile',
-        f(`${name}.ext`),
-      ],
-      dir,
-    );
-  };
+  const sign = (name: string, subject: string, ext: string): void =>
+    signCertificate(dir, { cert: pki.caCert, key: pki.caKey }, name, subject, ext);
   sign(
     'apiserver',
     '/CN=kube-apiserver',
@@ -112,4 +87,72 @@ export function ensurePki(dir: string): StackPki {
   openssl(['genrsa', '-out', pki.saKey, '2048'], dir);
   openssl(['rsa', '-in', pki.saKey, '-pubout', '-out', pki.saPub], dir);
   return pki;
+}
+
+/** Signs a new key's certificate `<name>.crt` / `<name>.key` in `dir` with the CA, with openssl. */
+function signCertificate(
+  dir: string,
+  ca: { readonly cert: string; readonly key: string },
+  name: string,
+  subject: string,
+  ext: string,
+): void {
+  const f = (file: string): string => join(dir, file);
+  writeFileSync(f(`${name}.ext`), ext);
+  openssl(
+    ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', subject],
+    dir,
+  );
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      f(`${name}.csr`),
+      '-CA',
+      ca.cert,
+      '-CAkey',
+      ca.key,
+      '-CAcreateserial',
+      '-out',
+      f(`${name}.crt`),
+      '-days',
+      '3650',
+      '-extfile',
+      f(`${name}.ext`),
+    ],
+    dir,
+  );
+}
+
+/** A serving certificate signed by the stack's CA: PEM files. */
+export interface ServingCertificate {
+  readonly cert: string;
+  readonly key: string;
+  /** The CA clients check it against. */
+  readonly ca: string;
+}
+
+/**
+ * Creates (once) a serving certificate `<name>.crt` for 127.0.0.1 and localhost, signed by the CA of
+ * the PKI in `dir` (see {@link ensurePki}): for homeostat's own HTTPS endpoints on the local stack.
+ */
+export function ensureServingCertificate(dir: string, name: string): ServingCertificate {
+  const pki = ensurePki(dir);
+  const out: ServingCertificate = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`), ca: pki.caCert };
+  if (existsSync(out.cert) && existsSync(out.key)) return out;
+  signCertificate(
+    dir,
+    { cert: pki.caCert, key: pki.caKey },
+    name,
+    `/CN=${name}`,
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '',
+    ].join('\n'),
+  );
+  return out;
 }

@@ -19,7 +19,7 @@ import {
   type StackPorts,
   temporalNamespace,
 } from './components';
-import { ensurePki } from './pki';
+import { ensurePki, ensureServingCertificate, type ServingCertificate } from './pki';
 import { freePorts, isListening, isRunning, type ManagedProcess, pidExists, sleep, stopProcess } from './processes';
 import { stackDir, stacksRoot } from './paths';
 
@@ -163,6 +163,11 @@ export class Stack {
   /** The stack's folder (data, logs, certificates, state). */
   get dir(): string {
     return this.state.dir;
+  }
+
+  /** A serving certificate for 127.0.0.1 signed by the stack's CA (created once), e.g. for homeostat's API. */
+  servingCertificate(name: string): ServingCertificate {
+    return ensureServingCertificate(join(this.state.dir, 'pki'), name);
   }
 
   /** A kubectl of the same Kubernetes version as the stack's kube-apiserver. */

@@ -344,6 +344,9 @@ export async function startTestEnvironment(options: TestEnvironmentOptions): Pro
             HOMEOSTAT_API_PORT: '0',
             HOMEOSTAT_API_HOST: '127.0.0.1',
             HOMEOSTAT_API_STATIC_TOKENS: `${token}=homeostat-testing:system:masters`,
+            // Local use, on 127.0.0.1: plain HTTP and a static token, both explicitly insecure.
+            HOMEOSTAT_API_INSECURE_HTTP: 'true',
+            HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'true',
             HOMEOSTAT_TEMPORAL_UI_URL: endpoints.temporalUiUrl,
             LOG_LEVEL:
               options.logLevel === 'silent' || options.logLevel === 'fatal' ? 'error' : (options.logLevel ?? 'warn'),

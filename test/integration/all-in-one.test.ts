@@ -33,6 +33,9 @@ describe('homeostat all', () => {
         HOMEOSTAT_WORKER_PORT: '0',
         HOMEOSTAT_BRIDGE_PORT: '0',
         HOMEOSTAT_API_STATIC_TOKENS: `${token}=tester:system:masters`,
+        // Local use, on 127.0.0.1: plain HTTP and a static token, both explicitly insecure.
+        HOMEOSTAT_API_INSECURE_HTTP: 'true',
+        HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'true',
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

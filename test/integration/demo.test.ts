@@ -4,7 +4,8 @@
  * and every process's `/metrics` with the reconcile metrics of what it just did, until Ctrl-C.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { join } from 'node:path';
 import { stackDir } from '../../devstack';
 import { randomSuffix } from '../support/harness';
@@ -20,6 +21,20 @@ function startDemo(...args: string[]): { child: ChildProcess; output: () => stri
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   return { child, output: () => out, exited };
+}
+
+/** An HTTPS request checked against `ca` (the demo's API certificate is signed by its stack's CA). */
+function httpsCall(url: string, options: RequestOptions): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, options, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** The sum of a metric's samples whose labels include `labels`. */
@@ -46,7 +61,8 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       /Temporal UI\s+http:\/\/127\.0\.0\.1:\d+\/namespaces\/homeostat\/workflows\?query=HomeostatNamespace/,
     );
     expect(out).toMatch(/kubectl\s+kubectl --kubeconfig \S+\/kubeconfig get/);
-    expect(out).toMatch(/API\s+http:\/\/127\.0\.0\.1:\d+\s+\(token \S+\)/);
+    expect(out).toMatch(/API\s+https:\/\/127\.0\.0\.1:\d+\s+\(token \S+\)/);
+    expect(out).toMatch(/curl --cacert \S+\/pki\/ca\.crt -H 'Authorization: Bearer \S+' https:/);
     expect(out).toContain('stopped');
     expect(existsSync(stackDir(name))).toBe(false);
   });
@@ -61,16 +77,22 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       }
       const out = demo.output();
       expect(out).toContain('press Ctrl-C');
-      const [, api, token] = /API\s+(http:\/\/127\.0\.0\.1:\d+)\s+\(token (\S+)\)/.exec(out)!;
+      const [, api, token] = /API\s+(https:\/\/127\.0\.0\.1:\d+)\s+\(token (\S+)\)/.exec(out)!;
+      const [, caFile] = /curl --cacert (\S+) /.exec(out)!;
+      const ca = readFileSync(caFile!);
       const [, worker, bridge] = /metrics\s+worker (\S+) · bridge (\S+) · api \S+/.exec(out)!;
 
       // An API-triggered reconcile with the printed token.
-      const reconcile = await fetch(`${api}/v1/objects/homeostat.dev/v1alpha1/App/pony-prod/pony-spawner/reconcile`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
-      });
+      const reconcile = await httpsCall(
+        `${api}/v1/objects/homeostat.dev/v1alpha1/App/pony-prod/pony-spawner/reconcile`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+          ca,
+        },
+      );
       expect(reconcile.status).toBe(200);
-      expect(await reconcile.json()).toMatchObject({ outcome: { result: 'ready', phase: 'Ready' } });
+      expect(JSON.parse(reconcile.body)).toMatchObject({ outcome: { result: 'ready', phase: 'Ready' } });
 
       const scrape = async (url: string) => (await fetch(url)).text();
       const workerMetrics = await scrape(worker!);
@@ -104,7 +126,7 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       expect(sample(bridgeMetrics, 'homeostat_bridge_watch_events_total', { type: 'ADDED' })).toBeGreaterThan(0);
       expect(sample(bridgeMetrics, 'homeostat_workqueue_depth', { name: 'informer-bridge' })).toBe(0);
 
-      const apiMetrics = await scrape(`${api}/metrics`);
+      const apiMetrics = (await httpsCall(`${api}/metrics`, { ca })).body;
       expect(sample(apiMetrics, 'homeostat_api_reconciles_total', { kind: 'App' })).toBe(1);
       expect(sample(apiMetrics, 'homeostat_api_requests_total')).toBeGreaterThan(0);
 

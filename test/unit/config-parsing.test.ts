@@ -14,6 +14,8 @@ import { loadBridgeConfig, parseBridgeConfig } from '../../informer-bridge/confi
 import { loadWorkerConfig, workerEnvSchema } from '../../workers/config';
 
 const home = { HOME: mkdtempSync(join(tmpdir(), 'homeostat-config-home-')) };
+/** The API serves HTTPS only: its environments name a certificate (not read while parsing). */
+const tls = { HOMEOSTAT_API_TLS_CERT_FILE: '/tls/tls.crt', HOMEOSTAT_API_TLS_KEY_FILE: '/tls/tls.key' };
 const problemsOf = (fn: () => unknown): string[] => {
   try {
     fn();
@@ -26,36 +28,83 @@ const problemsOf = (fn: () => unknown): string[] => {
 const resources = JSON.stringify([{ group: 'g', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true }]);
 
 describe('configuration parsing', () => {
-  it('given an empty environment, the API gets its documented defaults', () => {
-    expect(parseEnv('api', apiEnvSchema, home).config).toEqual({
+  it('given only a certificate, the API gets its documented defaults', () => {
+    expect(parseEnv('api', apiEnvSchema, { ...home, ...tls }).config).toEqual({
       HOMEOSTAT_TASK_QUEUE: 'homeostat',
       HOMEOSTAT_API_PORT: 8080,
       HOMEOSTAT_API_HOST: '0.0.0.0',
+      ...tls,
+      HOMEOSTAT_API_INSECURE_HTTP: 'false',
+      HOMEOSTAT_API_AUDIENCES: ['homeostat'],
       HOMEOSTAT_API_STATIC_TOKENS: [],
+      HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'false',
+      HOMEOSTAT_API_AUTH_FAILURES_PER_MINUTE: 30,
       HOMEOSTAT_API_RATE_LIMIT_PER_MINUTE: 600,
       HOMEOSTAT_API_RECONCILE_WAIT_SECONDS: 30,
       LOG_LEVEL: 'info',
     });
     expect(
-      parseEnv('api', apiEnvSchema, { ...home, HOMEOSTAT_API_STATIC_TOKENS: '' }).config.HOMEOSTAT_API_STATIC_TOKENS,
+      parseEnv('api', apiEnvSchema, { ...home, ...tls, HOMEOSTAT_API_STATIC_TOKENS: '' }).config
+        .HOMEOSTAT_API_STATIC_TOKENS,
     ).toEqual([]);
+    expect(
+      parseEnv('api', apiEnvSchema, { ...home, ...tls, HOMEOSTAT_API_AUDIENCES: '' }).config.HOMEOSTAT_API_AUDIENCES,
+    ).toEqual([]);
+  });
+
+  it('given no certificate, half of one, or static tokens without their flag or inside a cluster, the API refuses to start and says why', () => {
+    expect(problemsOf(() => parseEnv('api', apiEnvSchema, home))).toEqual([
+      'HOMEOSTAT_API_TLS_CERT_FILE: the API serves HTTPS: set HOMEOSTAT_API_TLS_CERT_FILE and HOMEOSTAT_API_TLS_KEY_FILE (or HOMEOSTAT_API_INSECURE_HTTP=true for local use)',
+    ]);
+    expect(
+      parseEnv('api', apiEnvSchema, { ...home, HOMEOSTAT_API_INSECURE_HTTP: 'true' }).config
+        .HOMEOSTAT_API_INSECURE_HTTP,
+    ).toBe('true');
+    expect(
+      problemsOf(() => parseEnv('api', apiEnvSchema, { ...home, HOMEOSTAT_API_TLS_CERT_FILE: '/tls/tls.crt' })),
+    ).toContain(
+      'HOMEOSTAT_API_TLS_KEY_FILE: set both HOMEOSTAT_API_TLS_CERT_FILE and HOMEOSTAT_API_TLS_KEY_FILE, or neither',
+    );
+    const statics = { ...home, ...tls, HOMEOSTAT_API_STATIC_TOKENS: `${'a'.repeat(16)}=me:system:masters` };
+    expect(problemsOf(() => parseEnv('api', apiEnvSchema, statics))).toEqual([
+      'HOMEOSTAT_API_STATIC_TOKENS: static tokens bypass Kubernetes authentication: set HOMEOSTAT_API_INSECURE_STATIC_TOKENS=true to accept them (local use only)',
+    ]);
+    expect(
+      parseEnv('api', apiEnvSchema, { ...statics, HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'true' }).config
+        .HOMEOSTAT_API_STATIC_TOKENS,
+    ).toHaveLength(1);
+    expect(
+      problemsOf(() =>
+        parseEnv('api', apiEnvSchema, {
+          ...statics,
+          HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'true',
+          KUBERNETES_SERVICE_HOST: '10.0.0.1',
+        }),
+      ),
+    ).toEqual([
+      'HOMEOSTAT_API_STATIC_TOKENS: static tokens are refused inside a Kubernetes cluster (KUBERNETES_SERVICE_HOST is set)',
+    ]);
   });
 
   it('given static tokens, the API parses them, and a malformed one is a problem with its reason', () => {
     const token = 'a'.repeat(16);
     expect(
-      parseEnv('api', apiEnvSchema, { ...home, HOMEOSTAT_API_STATIC_TOKENS: `${token}=pony:admins,system:masters` })
-        .config.HOMEOSTAT_API_STATIC_TOKENS,
+      parseEnv('api', apiEnvSchema, {
+        ...home,
+        ...tls,
+        HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'true',
+        HOMEOSTAT_API_STATIC_TOKENS: `${token}=pony:admins,system:masters`,
+      }).config.HOMEOSTAT_API_STATIC_TOKENS,
     ).toEqual([{ token, user: 'pony', groups: ['admins', 'system:masters'] }]);
     expect(
-      problemsOf(() => parseEnv('api', apiEnvSchema, { ...home, HOMEOSTAT_API_STATIC_TOKENS: 'short=me' })),
+      problemsOf(() => parseEnv('api', apiEnvSchema, { ...home, ...tls, HOMEOSTAT_API_STATIC_TOKENS: 'short=me' })),
     ).toEqual([
       'HOMEOSTAT_API_STATIC_TOKENS: static tokens look like <token of 16+ characters>=<user>[:<group>,<group>]',
     ]);
   });
 
   it('given values at and past their bounds, the API and the worker accept the first and name the second', () => {
-    const ok = { ...home, HOMEOSTAT_API_PORT: '65535', HOMEOSTAT_API_RECONCILE_WAIT_SECONDS: '300' };
+    const ok = { ...home, ...tls, HOMEOSTAT_API_PORT: '65535', HOMEOSTAT_API_RECONCILE_WAIT_SECONDS: '300' };
     expect(parseEnv('api', apiEnvSchema, ok).config).toMatchObject({
       HOMEOSTAT_API_PORT: 65535,
       HOMEOSTAT_API_RECONCILE_WAIT_SECONDS: 300,
@@ -64,6 +113,7 @@ describe('configuration parsing', () => {
       problemsOf(() =>
         parseEnv('api', apiEnvSchema, {
           ...home,
+          ...tls,
           HOMEOSTAT_API_PORT: '65536',
           HOMEOSTAT_API_RECONCILE_WAIT_SECONDS: '301',
           HOMEOSTAT_API_RATE_LIMIT_PER_MINUTE: '0',
@@ -219,7 +269,7 @@ describe('configuration parsing', () => {
 describe('configuration loaders', () => {
   it('given a valid environment, each process loader returns the parsed configuration without exiting', () => {
     expect(loadWorkerConfig(home).config.HOMEOSTAT_WORKER_PORT).toBe(8080);
-    expect(loadApiConfig(home).config.HOMEOSTAT_API_PORT).toBe(8080);
+    expect(loadApiConfig({ ...home, ...tls }).config.HOMEOSTAT_API_PORT).toBe(8080);
     expect(loadBridgeConfig({ ...home, HOMEOSTAT_BRIDGE_RESOURCES: resources }).config.HOMEOSTAT_BRIDGE_PORT).toBe(
       8080,
     );
