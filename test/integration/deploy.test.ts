@@ -50,6 +50,7 @@ describe('deploy manifests', () => {
         'RoleBinding',
         'ConfigMap',
         'Service',
+        'NetworkPolicy',
       ]),
     );
     expect(out.trim().split('\n')).toHaveLength(docs.length);
@@ -161,6 +162,8 @@ describe('deploy manifests', () => {
       ['get', '', 'secrets', ''],
       ['create', '', 'secrets', ''],
       ['create', 'events.k8s.io', 'events', ''],
+      ['update', 'homeostat.dev', 'apps', 'finalizers'],
+      ['update', 'homeostat.dev', 'postgresdatabases', 'finalizers'],
     ])('lets the worker %s %s/%s %s', async (verb, group, resource, subresource) => {
       expect(await allowed('homeostat-worker', { verb, group, resource, subresource, namespace: ns })).toBe(true);
     });
