@@ -268,12 +268,20 @@ describe('configuration parsing', () => {
 
 describe('configuration loaders', () => {
   it('given a valid environment, each process loader returns the parsed configuration without exiting', () => {
-    expect(loadWorkerConfig(home).config.HOMEOSTAT_WORKER_PORT).toBe(8080);
-    expect(loadApiConfig({ ...home, ...tls }).config.HOMEOSTAT_API_PORT).toBe(8080);
-    expect(loadBridgeConfig({ ...home, HOMEOSTAT_BRIDGE_RESOURCES: resources }).config.HOMEOSTAT_BRIDGE_PORT).toBe(
-      8080,
-    );
-    expect(loadEnvOrExit('x', workerEnvSchema, home).temporal.namespace).toBe('default');
+    // An exit would end the test process (and a mutation run with it): it fails this test instead.
+    const exit = jest.spyOn(process, 'exit').mockImplementation((code) => {
+      throw new Error(`exited with ${String(code)}`);
+    });
+    try {
+      expect(loadWorkerConfig(home).config.HOMEOSTAT_WORKER_PORT).toBe(8080);
+      expect(loadApiConfig({ ...home, ...tls }).config.HOMEOSTAT_API_PORT).toBe(8080);
+      expect(loadBridgeConfig({ ...home, HOMEOSTAT_BRIDGE_RESOURCES: resources }).config.HOMEOSTAT_BRIDGE_PORT).toBe(
+        8080,
+      );
+      expect(loadEnvOrExit('x', workerEnvSchema, home).temporal.namespace).toBe('default');
+    } finally {
+      exit.mockRestore();
+    }
   });
 
   it('given an error that is not a configuration problem, loadEnvOrExit rethrows it instead of exiting', () => {
