@@ -201,6 +201,11 @@ export function kubeconfigPath(ctx: Pick<ComponentContext, 'dir'>): string {
   return join(ctx.dir, 'kubeconfig');
 }
 
+/** The kube-apiserver's audit log (JSON lines): the requests of homeostat's own ServiceAccounts. */
+export function auditLogPath(ctx: Pick<ComponentContext, 'dir'>): string {
+  return join(ctx.dir, 'logs', 'kube-apiserver-audit.log');
+}
+
 /**
  * Starts kube-apiserver with envtest's flags (RBAC, generated TLS, client-certificate admin, a
  * service-account signing key so ServiceAccount tokens work), writes the admin kubeconfig and waits
@@ -210,6 +215,22 @@ export async function startKubeApiserver(ctx: ComponentContext): Promise<Managed
   const certDir = join(ctx.dir, 'kube-apiserver');
   mkdirSync(certDir, { recursive: true, mode: 0o700 });
   const server = `https://127.0.0.1:${ctx.ports.kube}`;
+  // What homeostat's own ServiceAccounts do, request by request (verb, resource, user): a test compares
+  // it with what deploy/rbac grants them. Nobody else's requests are logged.
+  const auditPolicy = join(certDir, 'audit-policy.yaml');
+  writeFileSync(
+    auditPolicy,
+    [
+      'apiVersion: audit.k8s.io/v1',
+      'kind: Policy',
+      'omitStages: [RequestReceived]',
+      'rules:',
+      '  - level: Metadata',
+      '    userGroups: ["system:serviceaccounts:homeostat-system"]',
+      '  - level: None',
+      '',
+    ].join('\n'),
+  );
   const args = [
     `--etcd-servers=http://127.0.0.1:${ctx.ports.etcdClient}`,
     `--cert-dir=${certDir}`,
@@ -222,6 +243,14 @@ export async function startKubeApiserver(ctx: ComponentContext): Promise<Managed
     '--service-cluster-ip-range=10.0.0.0/24',
     '--allow-privileged=true',
     '--authorization-mode=RBAC',
+    // As in clusters that enforce it (OpenShift, hardened kubeadm): setting blockOwnerDeletion on a
+    // child needs `update` on the owner's finalizers, which deploy/rbac must then grant.
+    '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
+    `--audit-policy-file=${auditPolicy}`,
+    `--audit-log-path=${auditLogPath(ctx)}`,
+    '--audit-log-format=json',
+    '--audit-log-maxsize=100',
+    '--audit-log-maxbackup=1',
     // Without a controller-manager no ServiceAccount (nor its token) ever exists, and the admission
     // plugin would refuse every Pod: envtest disables it. The whole cluster has both, so keeps it.
     ...(ctx.cluster

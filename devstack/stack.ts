@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { ensureBinaries, type Progress } from './binaries';
 import {
+  auditLogPath,
   type ComponentContext,
   kubeconfigPath,
   postgresAvailable,
@@ -163,6 +164,11 @@ export class Stack {
   /** The stack's folder (data, logs, certificates, state). */
   get dir(): string {
     return this.state.dir;
+  }
+
+  /** The kube-apiserver's audit log: JSON lines, one per request of homeostat's ServiceAccounts. */
+  get auditLog(): string {
+    return auditLogPath(this.state);
   }
 
   /** A serving certificate for 127.0.0.1 signed by the stack's CA (created once), e.g. for homeostat's API. */

@@ -126,7 +126,7 @@ describe('deploy manifests', () => {
       r.rules.filter((rule) => rule.resources?.includes('secrets')).map((rule) => [r.metadata?.name, rule.verbs]),
     );
     expect(Object.fromEntries(secretRules)).toEqual({
-      'homeostat-worker': ['get', 'create', 'patch', 'delete'],
+      'homeostat-worker': ['get', 'create', 'patch'],
       'homeostat-bridge': ['list', 'watch'],
     });
     expect(secretRules).toHaveLength(2);
@@ -158,12 +158,12 @@ describe('deploy manifests', () => {
       ['patch', 'homeostat.dev', 'apps', 'status'],
       ['patch', 'apps', 'deployments', ''],
       ['create', '', 'configmaps', ''],
-      ['delete', '', 'services', ''],
       ['get', '', 'secrets', ''],
       ['create', '', 'secrets', ''],
       ['create', 'events.k8s.io', 'events', ''],
       ['update', 'homeostat.dev', 'apps', 'finalizers'],
       ['update', 'homeostat.dev', 'postgresdatabases', 'finalizers'],
+      ['get', '', 'namespaces', ''],
     ])('lets the worker %s %s/%s %s', async (verb, group, resource, subresource) => {
       expect(await allowed('homeostat-worker', { verb, group, resource, subresource, namespace: ns })).toBe(true);
     });
@@ -175,6 +175,10 @@ describe('deploy manifests', () => {
       ['delete', 'homeostat.dev', 'apps', ''],
       ['create', 'rbac.authorization.k8s.io', 'clusterroles', ''],
       ['delete', '', 'namespaces', ''],
+      ['delete', '', 'secrets', ''],
+      ['delete', '', 'services', ''],
+      ['delete', 'apps', 'deployments', ''],
+      ['patch', 'events.k8s.io', 'events', ''],
       ['create', '', 'pods', ''],
       ['update', 'coordination.k8s.io', 'leases', ''],
     ])('refuses the worker %s %s/%s %s', async (verb, group, resource, subresource) => {

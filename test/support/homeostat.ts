@@ -4,11 +4,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import type * as k8s from '@kubernetes/client-node';
 import { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { Bridge } from '../../informer-bridge';
+import { Bridge, type LeaderElectionOptions } from '../../informer-bridge';
 import { builtinOperator } from '../../builtin';
 import type { Operator } from '../../core/operator';
 import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
@@ -52,7 +53,17 @@ export async function startInProcessHomeostat(
      * `namespace: false` watches every namespace (children of cluster-scoped objects live anywhere);
      * a name watches that namespace. @default the test's namespace
      */
-    bridge?: false | { watchTimeoutSeconds?: number; namespace?: false | string; resyncIntervalMs?: number };
+    bridge?:
+      | false
+      | {
+          watchTimeoutSeconds?: number;
+          namespace?: false | string;
+          resyncIntervalMs?: number;
+          /** @default off */
+          leaderElection?: LeaderElectionOptions;
+        };
+    /** Credentials of the worker and the bridge (e.g. their ServiceAccounts'). @default the stack's admin */
+    kc?: { readonly worker?: k8s.KubeConfig; readonly bridge?: k8s.KubeConfig };
     /** @default the built-in operator */
     operator?: Operator;
     /** The codec of the worker and of the bridge's Temporal client. @default none */
@@ -67,14 +78,14 @@ export async function startInProcessHomeostat(
     taskQueue: options.taskQueue,
     workflowBundle: await bundleObjectWorkflows(),
     operator,
-    kc: t.kc,
+    kc: options.kc?.worker ?? t.kc,
     logger: options.logger,
     ...(options.payloadCodec ? { payloadCodec: options.payloadCodec } : {}),
   });
   const running = worker.run();
   const bridge = options.bridge
     ? new Bridge({
-        kc: t.kc,
+        kc: options.kc?.bridge ?? t.kc,
         resources: await watchedResourcesFor(operator, t.kc),
         operator,
         ...(options.bridge.namespace === false ? {} : { namespace: options.bridge.namespace ?? t.namespace }),
@@ -87,7 +98,7 @@ export async function startInProcessHomeostat(
           : t.temporal,
         taskQueue: options.taskQueue,
         log: options.logger,
-        leaderElection: false,
+        leaderElection: options.bridge.leaderElection ?? false,
         ...(options.bridge.watchTimeoutSeconds ? { watchTimeoutSeconds: options.bridge.watchTimeoutSeconds } : {}),
         ...(options.bridge.resyncIntervalMs ? { resyncIntervalMs: options.bridge.resyncIntervalMs } : {}),
       })
