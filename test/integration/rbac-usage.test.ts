@@ -25,6 +25,7 @@ interface AuditEvent {
   verb: string;
   objectRef?: { apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
+  requestObject?: { spec?: { user?: string; extra?: Record<string, string[]> } };
 }
 
 /** `verb group/resource[/subresource]`, the grant's and the request's common form. */
@@ -303,5 +304,18 @@ describe('deploy/rbac: every granted verb is used, every request is granted', ()
       `[figures] rbac usage: ${events.length} audited requests; ${[...used].map(([u, s]) => `${u.split(':').pop()} ${s.size} verb/resource pairs`).join(', ')}\n`,
     );
     expect({ unused, refused }).toEqual({ unused: [], refused: [] });
+
+    // The API's SubjectAccessReviews ask for the caller with the extra attributes its token carries
+    // (a bound ServiceAccount token's credential ID), as Kubernetes' own aggregated API servers do.
+    const reviews = events.filter((e) => e.objectRef?.resource === 'subjectaccessreviews' && e.requestObject);
+    expect(reviews.length).toBeGreaterThan(0);
+    for (const r of reviews) {
+      expect(r.requestObject!.spec).toMatchObject({
+        user: `system:serviceaccount:${ns}:caller`,
+        extra: expect.objectContaining({
+          'authentication.kubernetes.io/credential-id': [expect.stringMatching(/^JTI=/)],
+        }),
+      });
+    }
   });
 });
