@@ -313,6 +313,20 @@ describe('StepRunner: rounds, backoff and dependency order', () => {
     expect(h.entity.steps.b).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
     expect(h.entity.steps.c).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
   });
+
+  it('given a failure while another step runs, a step ready after it is skipped, and so is the step that needs that one', async () => {
+    const h = harness({
+      a: [() => failure('TerminalStepError', 'no', { attempt: 1 }, true)],
+      b: [ok('done')],
+      c: [ok('never')],
+      d: [ok('never')],
+    });
+    const p = plan([{ name: 'a' }, { name: 'b' }, { name: 'c', dependsOn: ['b'] }, { name: 'd', dependsOn: ['c'] }]);
+    await h.runner.runSteps(p, p.steps, obs);
+    expect(h.calls.map((c) => c.step)).toEqual(['a', 'b']);
+    expect(h.entity.steps.c).toEqual({ status: 'skipped', attempts: 0, message: 'another step failed' });
+    expect(h.entity.steps.d).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
+  });
 });
 
 describe('PassTimer: one durable timer for the next pass', () => {
