@@ -158,6 +158,10 @@ export async function createHomeostatWorker(options: HomeostatWorkerOptions): Pr
  */
 export async function runUntilSignalled(worker: Worker, logger: Logger): Promise<void> {
   const stop = (signal: NodeJS.Signals): void => {
+    // Once per process: a Ctrl-C reaches every process of the terminal's group, so a worker started
+    // by a supervisor in that group gets SIGINT and then the supervisor's SIGTERM; a second
+    // shutdown() throws IllegalStateError (the SDK's own signal handler is guarded the same way).
+    if (worker.getState() !== 'RUNNING') return;
     logger.info({ signal }, 'worker shutting down');
     worker.shutdown();
   };
