@@ -20,12 +20,12 @@ import type {
   WriteStatusInput,
   WriteStatusResult,
 } from '../core/activity-contract';
-import type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from '../core/definitions';
+import type { ConditionSpec, ObjectRef, ObjectStatus, Phase, StatusFields } from '../core/definitions';
 import { matchesLabels, parseLabelSelector, type LabelRequirement } from '../core/label-selector';
 import { assertOperator, reconcilerFor as findReconciler, type Operator } from '../core/operator';
 import { driftCheckAnnotation, driftIntervalMs, durationMs, stepActivityType, type ReconcilerPlan } from '../core/plan';
 import type { Reconciler, StepResult } from '../core/reconciler';
-import { sameStatus } from '../core/status';
+import { reservedStatusFields, sameStatus, statusFieldName } from '../core/status';
 import { shareConnections } from '../core/kube-connections';
 import { HomeostatError, isConflict, toApplicationFailure } from '../core/errors';
 import {
@@ -93,7 +93,18 @@ export function ownedStatus(obj: CustomObject, location: StatusLocation = 'subre
           })),
         }
       : {}),
+    ...(location === 'subresource' ? fieldsOf(status) : {}),
   };
+}
+
+/** The reconciler's own status fields of a status: its top-level plain values other than homeostat's. */
+function fieldsOf(status: Record<string, unknown>): { fields?: StatusFields } {
+  const fields: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(status)) {
+    if (reservedStatusFields.has(key)) continue;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
+  }
+  return Object.keys(fields).length > 0 ? { fields } : {};
 }
 
 /** The condition types homeostat always reports (`desiredStatus` in workflows/object-state.ts). */
@@ -150,7 +161,7 @@ export const maxStepOutputsBytes = 4096;
 
 /** A step's result as the workflow gets it: durations in milliseconds, outputs checked for size. */
 function stepActivityResult(kind: string, step: string, result: StepResult, attempt: number): StepActivityResult {
-  const { requeueAfter, requeueAfterMs, outputs, message } = result;
+  const { requeueAfter, requeueAfterMs, outputs, message, progressing, status } = result;
   const requeue = requeueAfter !== undefined ? durationMs(requeueAfter, 0) : requeueAfterMs;
   if (outputs !== undefined) {
     const size = Buffer.byteLength(JSON.stringify(outputs));
@@ -161,12 +172,46 @@ function stepActivityResult(kind: string, step: string, result: StepResult, atte
       );
     }
   }
+  if (progressing !== undefined && (typeof progressing !== 'string' || progressing.length > maxProgressingLength)) {
+    throw new HomeostatError(
+      'ERR_STEP_TERMINAL',
+      `${kind} step ${step} returned a progressing message that is not a string of at most ${maxProgressingLength} characters`,
+    );
+  }
+  if (status !== undefined) {
+    const problem = statusFieldsProblem(status);
+    if (problem)
+      throw new HomeostatError('ERR_STEP_TERMINAL', `${kind} step ${step} returned status fields: ${problem}`);
+  }
   return {
     attempt,
     ...(message !== undefined ? { message } : {}),
     ...(requeue !== undefined ? { requeueAfterMs: requeue } : {}),
     ...(outputs !== undefined ? { outputs: outputs } : {}),
+    ...(progressing !== undefined ? { progressing } : {}),
+    ...(status !== undefined && Object.keys(status).length > 0 ? { status } : {}),
   };
+}
+
+/** The longest `progressing` message a step may return. */
+export const maxProgressingLength = 1024;
+
+/**
+ * What is wrong with a step's status fields, if anything: each a lowerCamelCase name that is not
+ * homeostat's own, with a plain value (string, finite number, boolean), at most 4 KiB in all.
+ */
+export function statusFieldsProblem(fields: unknown): string | undefined {
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return 'not an object of plain values';
+  for (const [key, value] of Object.entries(fields)) {
+    if (reservedStatusFields.has(key)) return `${key} is homeostat's own field`;
+    if (!statusFieldName.test(key)) return `${JSON.stringify(key.slice(0, 80))} is not a lowerCamelCase field name`;
+    const plain =
+      typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+    if (!plain) return `${key} is not a string, finite number or boolean`;
+  }
+  const size = Buffer.byteLength(JSON.stringify(fields));
+  if (size > maxStepOutputsBytes) return `${size} bytes; at most ${maxStepOutputsBytes} are allowed`;
+  return undefined;
 }
 
 /** Formats zod issues as one readable line: `spec.replicas: Too small: expected number to be >=0`. */
@@ -338,7 +383,7 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
         });
         const foreign = existing.filter((e) => typeof e.type === 'string' && !owned.has(e.type));
         const conditions = [...ours, ...foreign];
-        const { observedGeneration, phase } = input.status;
+        const { observedGeneration, phase, fields } = input.status;
         try {
           if (location === 'annotations') {
             await primary.patch(plan, input.ref, {
@@ -357,7 +402,7 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
               input.ref,
               {
                 metadata: { resourceVersion: obj.metadata.resourceVersion },
-                status: { observedGeneration, phase, conditions },
+                status: { observedGeneration, phase, conditions, ...fields },
               },
               'status',
             );

@@ -2,7 +2,7 @@
  * The contract between the object workflow and its generic activities: inputs and results of observe,
  * status, finalizer and step activities. Plain types, shared by `workflows/` and `activities/`.
  */
-import type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from './definitions';
+import type { ConditionSpec, ObjectRef, ObjectStatus, Phase, StatusFields } from './definitions';
 import type { ReconcilerPlan } from './plan';
 import type { ObjectIdentity, StepOutputs, StepResult } from './reconciler';
 
@@ -67,6 +67,8 @@ export interface WriteStatusInput {
     readonly observedGeneration: number;
     readonly phase: Phase;
     readonly conditions: readonly ConditionSpec[];
+    /** The reconciler's own status fields to set (the ones not given are left as they are). */
+    readonly fields?: StatusFields;
   };
   /** An Event to record once the status is written (for pass outcomes that change the phase). */
   readonly event?: EventRecord;

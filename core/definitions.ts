@@ -92,11 +92,19 @@ export interface ConditionSpec {
   readonly observedGeneration?: number;
 }
 
+/**
+ * Top-level `status` fields a reconciler reports beside homeostat's own (`readyReplicas`): declared in
+ * its CRD options (`crd.status`), returned by its steps (`StepResult.status`). Plain values only.
+ */
+export type StatusFields = Readonly<Record<string, string | number | boolean>>;
+
 /** The part of `status` homeostat owns. */
 export interface ObjectStatus {
   readonly observedGeneration?: number;
   readonly phase?: Phase;
   readonly conditions?: readonly ConditionSpec[];
+  /** The reconciler's own status fields ({@link StatusFields}); on kinds homeostat defines only. */
+  readonly fields?: StatusFields;
 }
 
 /**
@@ -151,10 +159,19 @@ export interface StepState {
   readonly message?: string;
   /** The requeue the step asked for, in milliseconds. */
   readonly requeueAfterMs?: number;
+  /**
+   * The step succeeded but what it started has not finished (a rollout: `2/3 replicas ready`): the
+   * pass ends `Reconciling` with this message.
+   */
+  readonly progressing?: string;
 }
 
-/** The result of a reconcile pass. */
-export type PassResult = 'ready' | 'invalid' | 'degraded' | 'deleted' | 'gone' | 'superseded';
+/**
+ * The result of a reconcile pass. `reconciling`: every step succeeded, but one reported progress
+ * still to come (the phase is `Reconciling` until an event — a child's status change — or a requeue
+ * runs the pass that finds it done).
+ */
+export type PassResult = 'ready' | 'reconciling' | 'invalid' | 'degraded' | 'deleted' | 'gone' | 'superseded';
 
 /** The outcome of one pass, returned by {@link reconcileNowUpdate} and kept in {@link ObjectState}. */
 export interface PassOutcome {

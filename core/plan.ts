@@ -66,6 +66,25 @@ export interface StepPlan<Name extends string = string> {
   readonly execution?: 'local' | 'regular';
 }
 
+/**
+ * A kind of child a reconciler owns. The informer bridge maps a child's changes to its owner's
+ * workflow (reason `child-changed`): its spec (generation), deletion and owner references always;
+ * its `status` too when {@link OwnedKind.statusChanges} is set.
+ */
+export interface OwnedKind {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /**
+   * A change of the child's `status` re-reconciles the owner as well (a Deployment's rollout: its
+   * ready replicas, its `Progressing` condition), so a step can report progress the child's own
+   * controller makes. The bridge then watches these children whole (still only the ones homeostat
+   * labelled) and keeps only their metadata and status. Without it, children are watched as metadata
+   * only and their status never triggers a pass (controller-runtime's `Owns` triggers on every change).
+   * @default false
+   */
+  readonly statusChanges?: boolean;
+}
+
 /** A reconciler's resource and its plan: everything the workflow needs, as plain data. */
 export interface ReconcilerPlan<Name extends string = string> {
   /** API group of the reconciled resource (a CRD's group). */
@@ -75,7 +94,7 @@ export interface ReconcilerPlan<Name extends string = string> {
   readonly plural: string;
   readonly scope: 'Namespaced' | 'Cluster';
   /** Kinds of the children it owns (ownerReferences point back to the object). */
-  readonly owns?: readonly { readonly apiVersion: string; readonly kind: string }[];
+  readonly owns?: readonly OwnedKind[];
   /** The reconcile steps. */
   readonly steps: readonly StepPlan<Name>[];
   /** Steps run when the object is being deleted, before the finalizer is removed. */

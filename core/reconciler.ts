@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { ObjectRef } from './definitions';
+import type { ObjectRef, StatusFields } from './definitions';
 import type { Duration, ReconcilerPlan } from './plan';
 
 /** The identity of the reconciled object, as a step sees it. */
@@ -82,6 +82,20 @@ export interface StepResult {
   readonly outputs?: StepOutputs;
   /** A short human-readable result, shown in the workflow's state and details. */
   readonly message?: string;
+  /**
+   * What the step started is not finished yet: a rollout, `'2/3 replicas ready'`. The pass ends in
+   * phase `Reconciling` (not `Ready`) with this message in the `Ready` and `Progressing` conditions.
+   * The next pass comes from an event — declare the child kind with `statusChanges: true` in the
+   * plan's `owns`, so its status changes re-reconcile — or from `requeueAfter`. Not a failure: no
+   * retry, no backoff. At most 1,024 characters.
+   */
+  readonly progressing?: string;
+  /**
+   * Values for the object's own top-level `status` fields (`{ readyReplicas: 2 }`), written with
+   * homeostat's status when they change. Declare each in the CRD options (`crd.status`) so the API
+   * server keeps it and `kubectl` can show it; recorded in history, so never secret. At most 4 KiB.
+   */
+  readonly status?: StatusFields;
 }
 
 /** A step implementation. Steps must be idempotent: Temporal runs them at least once. */
@@ -108,6 +122,20 @@ export interface CrdOptions {
   readonly categories?: readonly string[];
   /** Extra printer columns, shown between Phase/Ready and Age. */
   readonly columns?: readonly CrdColumn[];
+  /**
+   * The reconciler's own top-level `status` fields, beside homeostat's `observedGeneration`, `phase`
+   * and `conditions` (which cannot be redeclared): `{ readyReplicas: { type: 'integer' } }`. Steps
+   * report their values with `StepResult.status`; a printer column can show them
+   * (`.status.readyReplicas`).
+   */
+  readonly status?: Readonly<Record<string, StatusFieldSchema>>;
+}
+
+/** The schema of one of a reconciler's own status fields ({@link CrdOptions.status}). */
+export interface StatusFieldSchema {
+  readonly type: 'integer' | 'number' | 'string' | 'boolean';
+  /** `kubectl explain`'s text. */
+  readonly description?: string;
 }
 
 /** The name of a referenced object, as a reconciled object names it. */

@@ -1,9 +1,15 @@
 /** Comparing the part of `status` homeostat owns (shared by the workflow and the status activity). */
 import type { ObjectStatus } from './definitions';
 
-/** Whether two owned statuses are equal (conditions compared by type, ignoring order and times). */
+/**
+ * Whether status `a` (as read or last written) already shows `b` (as wanted): the same
+ * observedGeneration, phase and conditions (compared by type, ignoring order and times), and every
+ * reconciler field `b` reports with the same value in `a` (fields `b` does not report are left as
+ * they are, so they do not count).
+ */
 export function sameStatus(a: ObjectStatus, b: ObjectStatus): boolean {
   if (a.observedGeneration !== b.observedGeneration || a.phase !== b.phase) return false;
+  for (const [key, value] of Object.entries(b.fields ?? {})) if (a.fields?.[key] !== value) return false;
   const ca = [...(a.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type));
   const cb = [...(b.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type));
   if (ca.length !== cb.length) return false;
@@ -30,3 +36,9 @@ export const statusAnnotations = {
   observedGeneration: 'homeostat.dev/observed-generation',
   conditions: 'homeostat.dev/conditions',
 } as const;
+
+/** homeostat's own status fields, which a reconciler cannot declare or report as its own. */
+export const reservedStatusFields: ReadonlySet<string> = new Set(['observedGeneration', 'phase', 'conditions']);
+
+/** The name of a reconciler's own status field: lowerCamelCase, as Kubernetes' API conventions write fields. */
+export const statusFieldName = /^[a-z][A-Za-z0-9]{0,62}$/;

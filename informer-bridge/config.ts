@@ -20,6 +20,7 @@ export const watchedResourceSchema = z.object({
   owners: z.array(ownerKind).optional(),
   referrers: z.array(ownerKind).optional(),
   metadataOnly: z.boolean().optional(),
+  watchStatus: z.boolean().optional(),
   labelSelector: z.string().optional(),
   relevantLabels: z.array(z.string()).optional(),
   relevantAnnotations: z.array(z.string()).optional(),

@@ -37,6 +37,8 @@ interface Entry {
   namespaced: boolean;
   owners: OwnerKind[];
   referrers: OwnerKind[];
+  /** Whether an owner asked for the kind's status changes (`statusChanges`). */
+  watchStatus: boolean;
 }
 
 function addKind(list: OwnerKind[], kind: OwnerKind): void {
@@ -91,7 +93,7 @@ export async function watchedResourcesFor(
       ...(plan.owns ?? []).map((k) => ({ ...k, role: 'owned' as const })),
       ...(references ?? []).map((k) => ({ apiVersion: k.apiVersion, kind: k.kind, role: 'referenced' as const })),
     ];
-    for (const { apiVersion, kind, role } of related) {
+    for (const { apiVersion, kind, role, ...rest } of related) {
       const found = await resolve(apiVersion, kind, `${role} kind`);
       if (!found) continue;
       const key = `${found.group}/${found.kind}`;
@@ -103,15 +105,17 @@ export async function watchedResourcesFor(
         namespaced: found.namespaced,
         owners: [],
         referrers: [],
+        watchStatus: false,
       };
       addKind(role === 'owned' ? entry.owners : entry.referrers, primary);
+      if ('statusChanges' in rest && rest.statusChanges === true) entry.watchStatus = true;
       others.set(key, entry);
     }
   }
   if (problems.length > 0) {
     throw new DiscoveryError(`cannot watch the operator's kinds:\n  ${problems.join('\n  ')}`);
   }
-  const related: WatchedResource[] = [...others.values()].map(({ owners, referrers, ...r }) => ({
+  const related: WatchedResource[] = [...others.values()].map(({ owners, referrers, watchStatus, ...r }) => ({
     ...r,
     ...(owners.length > 0 ? { owners } : {}),
     ...(referrers.length > 0 ? { referrers } : {}),
@@ -120,7 +124,9 @@ export async function watchedResourcesFor(
     // kinds are also listed by homeostat's label, so the cluster's other Secrets, ConfigMaps,
     // Deployments and Services are never listed, watched or cached. A kind referenced too (a server
     // Secret, which homeostat did not create) is watched unfiltered, as metadata.
-    metadataOnly: true,
+    // A kind whose status an owner asked for (a Deployment's rollout) is watched whole, and the
+    // reflector keeps only its metadata and status.
+    ...(watchStatus ? { watchStatus: true } : { metadataOnly: true }),
     ...(referrers.length === 0 ? { labelSelector: ownedChildSelector } : {}),
   }));
   return [...primaries, ...related];

@@ -4,7 +4,7 @@
  * change of a label or annotation the reconciler declared. Finalizers added to a live object — homeostat's
  * own, on an object's first pass — are ignored.
  * Status-only updates — including homeostat's own status writes — and resourceVersion-only churn are
- * ignored. Kinds without `metadata.generation` (ConfigMap, Secret) change when anything outside
+ * ignored, except on owned kinds whose status an owner asked for (`watchStatus`: a Deployment's rollout). Kinds without `metadata.generation` (ConfigMap, Secret) change when anything outside
  * `metadata` and `status` changes, or, watched as metadata only, when their resourceVersion does. Owned children map to their owners through ownerReferences.
  */
 import type { ObjectRef } from '../core/definitions';
@@ -62,6 +62,9 @@ export function relevantChange(resource: WatchedResource, before: KubeObject, af
     if (a.resourceVersion !== b.resourceVersion) return 'resourceVersion';
   } else if (content(before) !== content(after)) {
     return 'content';
+  }
+  if (resource.watchStatus && JSON.stringify(before.status ?? null) !== JSON.stringify(after.status ?? null)) {
+    return 'status';
   }
   if (a.deletionTimestamp !== b.deletionTimestamp) return 'deletionTimestamp';
   if (!sameList(a.finalizers, b.finalizers) && !onlyAddedFinalizers(before, after)) return 'finalizers';

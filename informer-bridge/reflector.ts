@@ -198,7 +198,7 @@ export class Reflector {
           statusCode: res.status,
         });
       }
-      for (const item of res.body.items ?? []) items.push(item);
+      for (const item of res.body.items ?? []) items.push(this.kept(item));
       token = res.body.metadata?.continue || undefined;
       resourceVersion = res.body.metadata?.resourceVersion ?? resourceVersion;
     } while (token);
@@ -297,11 +297,25 @@ export class Reflector {
     });
   }
 
+  /**
+   * What the cache keeps of a listed or watched object: for `watchStatus` kinds only metadata and
+   * status (a Deployment's pod template, env values included, is dropped at once), else all of it.
+   */
+  private kept(obj: KubeObject): KubeObject {
+    if (!this.opts.resource.watchStatus) return obj;
+    return {
+      ...(obj.apiVersion !== undefined ? { apiVersion: obj.apiVersion } : {}),
+      ...(obj.kind !== undefined ? { kind: obj.kind } : {}),
+      metadata: obj.metadata,
+      ...(obj.status !== undefined ? { status: obj.status } : {}),
+    };
+  }
+
   private apply(type: string, event: KubeObject): void {
     // Metadata-only events are `PartialObjectMetadata`: keep the cache uniform, as lists do.
     const obj = this.opts.resource.metadataOnly
       ? { ...event, apiVersion: this.apiVersion, kind: this.opts.resource.kind }
-      : event;
+      : this.kept(event);
     const key = objectKey(obj);
     if (type === 'DELETED') {
       const previous = this.cache.delete(key);

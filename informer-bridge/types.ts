@@ -40,6 +40,12 @@ export interface WatchedResource {
    */
   readonly metadataOnly?: boolean;
   /**
+   * For owned kinds whose status matters (`statusChanges` in a plan's `owns`): objects are listed and
+   * watched whole, the cache keeps only their metadata and `status`, and a change of `status` is a
+   * change. Not combined with `metadataOnly`. @default false
+   */
+  readonly watchStatus?: boolean;
+  /**
    * Only objects matching this label selector are watched, combined with the bridge's own selector:
    * for primary kinds a reconciler's `labelSelector`, for owned kinds homeostat's own label
    * (`ownedChildSelector`). @default every object

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { Operator } from '../core/operator';
 import type { ReconcilerPlan } from '../core/plan';
 import type { CrdColumn, CrdOptions } from '../core/reconciler';
+import { reservedStatusFields, statusFieldName } from '../core/status';
 import { celString, celValidationsOf, type CelValidation } from './cel';
 import { re2Pattern } from './re2-pattern';
 
@@ -404,7 +405,38 @@ function crdProblems(
       problems.push(`column ${show(column.name)}: priority must be a non-negative integer`);
     }
   }
+  for (const [name, field] of Object.entries(options.status ?? {})) {
+    if (reservedStatusFields.has(name)) {
+      problems.push(
+        `status field ${name} is homeostat's own (observedGeneration, phase and conditions are always there)`,
+      );
+    } else if (!statusFieldName.test(name)) {
+      problems.push(`status field ${show(name)} must be a lowerCamelCase name of at most 63 characters`);
+    }
+    if (!statusFieldTypes.has(field?.type)) {
+      problems.push(
+        `status field ${show(name)}: type ${show(field?.type)} must be one of ${[...statusFieldTypes].join(', ')}`,
+      );
+    }
+  }
   return problems;
+}
+
+const statusFieldTypes: ReadonlySet<unknown> = new Set(['integer', 'number', 'string', 'boolean']);
+
+/** homeostat's status schema with a reconciler's own fields ({@link CrdOptions.status}). */
+function statusSchemaWith(fields: CrdOptions['status']): Json {
+  const own = Object.entries(fields ?? {});
+  if (own.length === 0) return statusSchema;
+  return {
+    ...statusSchema,
+    properties: {
+      ...(statusSchema.properties as Json),
+      ...Object.fromEntries(
+        own.map(([name, f]) => [name, { type: f.type, ...(f.description ? { description: f.description } : {}) }]),
+      ),
+    },
+  };
 }
 
 /** The structural `spec` schema of a zod spec schema, with its CEL rules at their nodes. */
@@ -484,7 +516,7 @@ export function customResourceDefinition(
                 kind: { type: 'string' },
                 metadata: { type: 'object' },
                 spec,
-                status: statusSchema,
+                status: statusSchemaWith(options.status),
               },
             },
           },

@@ -4,7 +4,15 @@
  * the Temporal UI. No side effects, no clocks: safe in workflow code and easy to unit-test.
  */
 import { durationMs, type StepPlan, type StepRetry } from '../core/plan';
-import type { ConditionSpec, ObjectRef, ObjectStatus, Phase, ReconcileRequest, StepState } from '../core/definitions';
+import type {
+  ConditionSpec,
+  ObjectRef,
+  ObjectStatus,
+  Phase,
+  ReconcileRequest,
+  StatusFields,
+  StepState,
+} from '../core/definitions';
 import { sameStatus } from '../core/status';
 
 export { sameStatus };
@@ -85,6 +93,10 @@ export interface StatusInputs {
   readonly succeeded?: number;
   /** The steps of a `Ready` pass with their messages: one `<Step>Ready` condition each (what each child or external resource is). */
   readonly steps?: readonly { readonly name: string; readonly message?: string }[];
+  /** For `Reconciling`: the steps whose work is still under way, with their progress (`2/3 replicas ready`). */
+  readonly progressing?: readonly { readonly step: string; readonly message: string }[];
+  /** The reconciler's own status fields the pass's steps reported. */
+  readonly fields?: StatusFields;
 }
 
 /** The condition type reporting one step: `connection-secret` → `ConnectionSecretReady`. */
@@ -100,7 +112,9 @@ export function stepConditionType(step: string): string {
  * The status (observedGeneration, phase and the `Ready`, `Progressing`, `Degraded` conditions) a pass
  * outcome implies. Deterministic: equal inputs give equal status, so unchanged status is not written.
  */
-export function desiredStatus(i: StatusInputs): Required<ObjectStatus> & { conditions: ConditionSpec[] } {
+export function desiredStatus(
+  i: StatusInputs,
+): Required<Omit<ObjectStatus, 'fields'>> & { conditions: ConditionSpec[]; fields?: StatusFields } {
   const g = i.generation;
   const c = (type: string, status: ConditionSpec['status'], reason: string, message: string): ConditionSpec => ({
     type,
@@ -121,6 +135,22 @@ export function desiredStatus(i: StatusInputs): Required<ObjectStatus> & { condi
         ),
       ];
       break;
+    case 'Reconciling': {
+      const under = i.progressing ?? [];
+      const msg = under.map((p) => `${p.step}: ${p.message}`).join('; ') || 'Reconcile in progress';
+      conditions = [
+        c('Ready', 'False', 'Progressing', msg),
+        c('Progressing', 'True', 'Progressing', msg),
+        c('Degraded', 'False', 'Progressing', 'No step is failing'),
+        ...(i.steps ?? []).map((step) => {
+          const progress = under.find((p) => p.step === step.name);
+          return progress
+            ? c(stepConditionType(step.name), 'False', 'InProgress', progress.message)
+            : c(stepConditionType(step.name), 'True', 'StepSucceeded', step.message || 'succeeded');
+        }),
+      ];
+      break;
+    }
     case 'Invalid':
       conditions = [
         c('Ready', 'False', 'InvalidSpec', i.message ?? 'invalid spec'),
@@ -156,7 +186,8 @@ export function desiredStatus(i: StatusInputs): Required<ObjectStatus> & { condi
         c('Degraded', 'False', i.phase, 'No step is failing'),
       ];
   }
-  return { observedGeneration: g, phase: i.phase, conditions };
+  const fields = i.fields && Object.keys(i.fields).length > 0 ? { fields: i.fields } : {};
+  return { observedGeneration: g, phase: i.phase, conditions, ...fields };
 }
 
 /** The workflow-level backoff before retry round `round + 1` (round is 1-based): exponential, capped. */

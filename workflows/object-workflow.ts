@@ -295,6 +295,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
             failedStep: result.failed.step,
             message: result.failed.message,
             terminal: result.failed.terminal,
+            ...(result.fields ? { fields: result.fields } : {}),
           }),
           {
             type: 'Warning',
@@ -306,10 +307,14 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         return entity.outcome('degraded', obs.generation);
       }
       entity.lastError = undefined;
+      // A step whose work is still under way (a rollout) makes the pass Reconciling, not Ready; the
+      // next pass comes from its child's status change (or a requeue). Histories recorded before
+      // steps could report progress have none, so they replay as they ran.
+      const under = result.progressing;
       await status.writeIfChanged(
         obs.uid,
         desiredStatus({
-          phase: 'Ready',
+          phase: under ? 'Reconciling' : 'Ready',
           generation: obs.generation,
           succeeded: observedPlan.steps.length,
           // Per-step conditions came later: histories recorded before them keep the old status
@@ -322,12 +327,20 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
                 })),
               }
             : {}),
+          ...(under ? { progressing: under } : {}),
+          ...(result.fields ? { fields: result.fields } : {}),
         }),
-        { type: 'Normal', reason: 'Reconciled', note: `generation ${obs.generation} reconciled` },
+        under
+          ? {
+              type: 'Normal',
+              reason: 'Progressing',
+              note: under.map((p) => `${p.step}: ${p.message}`).join('; '),
+            }
+          : { type: 'Normal', reason: 'Reconciled', note: `generation ${obs.generation} reconciled` },
       );
       entity.observedGeneration = obs.generation;
       return entity.outcome(
-        'ready',
+        under ? 'reconciling' : 'ready',
         obs.generation,
         result.requeueAfterMs !== undefined ? { requeueAfterMs: result.requeueAfterMs } : {},
       );

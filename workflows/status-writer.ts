@@ -61,7 +61,10 @@ export class StatusWriter {
         },
         `status ${wanted.phase} gen ${wanted.observedGeneration} · ${entity.ref.kind} ${entity.where}`,
       );
-      this.known = wanted;
+      // Fields a pass did not report stay as they were written.
+      this.known = wanted.fields
+        ? { ...wanted, fields: { ...this.known.fields, ...wanted.fields } }
+        : { ...wanted, ...(this.known.fields ? { fields: this.known.fields } : {}) };
       entity.statusWritten = true;
     });
     this.chain = next.catch(() => undefined);

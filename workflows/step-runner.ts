@@ -7,7 +7,7 @@
  */
 import type { ActivityOptions } from '@temporalio/common';
 import type { Observation, StepActivityResult, StepInput } from '../core/activity-contract';
-import type { StepState } from '../core/definitions';
+import type { StatusFields, StepState } from '../core/definitions';
 import { runnableSteps, stepActivityType, type ReconcilerPlan, type StepPlan } from '../core/plan';
 import type { StepOutputs } from '../core/reconciler';
 import type { ObjectEntity } from './object-entity';
@@ -61,11 +61,18 @@ export interface StepRun {
   readonly result?: StepActivityResult;
 }
 
-/** How a list of steps ended: the first failure, whether a newer request superseded it, the shortest requeue. */
+/**
+ * How a list of steps ended: the first failure, whether a newer request superseded it, the shortest
+ * requeue, the steps whose work is still under way, and the status fields the steps reported.
+ */
 export interface StepsRun {
   readonly failed?: { step: string; message: string; terminal: boolean; refused?: boolean };
   readonly superseded: boolean;
   readonly requeueAfterMs?: number;
+  /** Succeeded steps that reported progress still to come, in plan order. */
+  readonly progressing?: readonly { readonly step: string; readonly message: string }[];
+  /** The status fields of the succeeded steps, merged in plan order (a later step's value wins). */
+  readonly fields?: StatusFields;
 }
 
 /** Runs steps for one object's workflow run. */
@@ -124,6 +131,7 @@ export class StepRunner {
           attempts,
           ...(result.message !== undefined ? { message: result.message } : {}),
           ...(result.requeueAfterMs !== undefined ? { requeueAfterMs: result.requeueAfterMs } : {}),
+          ...(result.progressing !== undefined ? { progressing: result.progressing } : {}),
         };
         entity.steps[step.name] = state;
         effects.showDetails();
@@ -200,6 +208,7 @@ export class StepRunner {
     for (const s of list) entity.steps[s.name] = { status: 'pending', attempts: 0 };
     effects.showDetails();
     const outputs: Record<string, StepOutputs> = {};
+    const reported: Record<string, StatusFields> = {};
     /** The outputs of a step's dependencies, direct or not (deterministic: plan order). */
     const inputFor = (step: StepPlan): StepInput => {
       const results: Record<string, StepOutputs> = {};
@@ -236,6 +245,7 @@ export class StepRunner {
             this.runStep(plan, step, inputFor(step), obs.generation, obs.uid).then((r) => {
               running.delete(name);
               if (r.result?.outputs !== undefined) outputs[name] = r.result.outputs;
+              if (r.result?.status !== undefined) reported[name] = r.result.status;
               status[name] = r.state.status === 'succeeded' ? 'succeeded' : 'failed';
               if (r.result?.requeueAfterMs !== undefined) {
                 requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, r.result.requeueAfterMs);
@@ -271,10 +281,16 @@ export class StepRunner {
       await Promise.race(running.values());
     }
     effects.showDetails();
+    const progressing = list
+      .filter((s) => status[s.name] === 'succeeded' && entity.steps[s.name]?.progressing !== undefined)
+      .map((s) => ({ step: s.name, message: entity.steps[s.name]!.progressing! }));
+    const fields = Object.assign({}, ...list.map((s) => reported[s.name] ?? {})) as StatusFields;
     return {
       ...(failed ? { failed } : {}),
       superseded,
       ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+      ...(progressing.length > 0 ? { progressing } : {}),
+      ...(Object.keys(fields).length > 0 ? { fields } : {}),
     };
   }
 }

@@ -122,12 +122,12 @@ describe('object workflow state helpers', () => {
 // The status each phase writes is API surface (users and `kubectl wait --for=condition=Ready` read
 // it), so these pin every condition: type, status, reason, message and generation.
 describe('object workflow status decisions', () => {
-  const cond = (type: string, status: string, reason: string, message: string) => ({
+  const cond = (type: string, status: string, reason: string, message: string, observedGeneration = 7) => ({
     type,
     status,
     reason,
     message,
-    observedGeneration: 7,
+    observedGeneration,
   });
 
   it('given a Ready pass, it writes Ready, Progressing and Degraded, and one <Step>Ready condition per step', () => {
@@ -217,16 +217,54 @@ describe('object workflow status decisions', () => {
     );
   });
 
-  it('given Pending or Reconciling, the phase is the reason and the message defaults to it', () => {
+  it('given Reconciling, Ready is False and Progressing True with each step in progress; the other steps are Ready', () => {
     expect(desiredStatus({ phase: 'Reconciling', generation: 7 })).toEqual({
       observedGeneration: 7,
       phase: 'Reconciling',
       conditions: [
-        cond('Ready', 'False', 'Reconciling', 'Reconciling'),
-        cond('Progressing', 'True', 'Reconciling', 'Reconcile in progress'),
-        cond('Degraded', 'False', 'Reconciling', 'No step is failing'),
+        cond('Ready', 'False', 'Progressing', 'Reconcile in progress'),
+        cond('Progressing', 'True', 'Progressing', 'Reconcile in progress'),
+        cond('Degraded', 'False', 'Progressing', 'No step is failing'),
       ],
     });
+    expect(
+      desiredStatus({
+        phase: 'Reconciling',
+        generation: 3,
+        steps: [{ name: 'config', message: 'ConfigMap x' }, { name: 'deployment' }, { name: 'service' }],
+        progressing: [
+          { step: 'deployment', message: '2/3 replicas ready' },
+          { step: 'service', message: 'no endpoints yet' },
+        ],
+        fields: { readyReplicas: 2 },
+      }),
+    ).toEqual({
+      observedGeneration: 3,
+      phase: 'Reconciling',
+      conditions: [
+        cond('Ready', 'False', 'Progressing', 'deployment: 2/3 replicas ready; service: no endpoints yet', 3),
+        cond('Progressing', 'True', 'Progressing', 'deployment: 2/3 replicas ready; service: no endpoints yet', 3),
+        cond('Degraded', 'False', 'Progressing', 'No step is failing', 3),
+        cond('ConfigReady', 'True', 'StepSucceeded', 'ConfigMap x', 3),
+        cond('DeploymentReady', 'False', 'InProgress', '2/3 replicas ready', 3),
+        cond('ServiceReady', 'False', 'InProgress', 'no endpoints yet', 3),
+      ],
+      fields: { readyReplicas: 2 },
+    });
+  });
+
+  it('given no fields or empty fields, the status has no fields key (histories before fields write the same status)', () => {
+    expect('fields' in desiredStatus({ phase: 'Ready', generation: 1 })).toBe(false);
+    expect('fields' in desiredStatus({ phase: 'Ready', generation: 1, fields: {} })).toBe(false);
+    expect(desiredStatus({ phase: 'Degraded', generation: 1, fields: { readyReplicas: 0 } }).fields).toEqual({
+      readyReplicas: 0,
+    });
+  });
+
+  it('given Pending, the phase is the reason and the message defaults to it', () => {
+    expect(desiredStatus({ phase: 'Pending', generation: 7 }).conditions[0]).toEqual(
+      cond('Ready', 'False', 'Pending', 'Pending'),
+    );
     expect(desiredStatus({ phase: 'Pending', generation: 7, message: 'waiting' }).conditions[0]).toEqual(
       cond('Ready', 'False', 'Pending', 'waiting'),
     );

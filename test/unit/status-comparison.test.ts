@@ -44,4 +44,14 @@ describe('status comparison', () => {
     }
     expect(sameStatus(status, { ...status, conditions: [{ ...ready, observedGeneration: 1 }, degraded] })).toBe(false);
   });
+
+  it('given reconciler fields, each field the wanted status reports must match; fields it does not report do not count', () => {
+    const seen: ObjectStatus = { ...status, fields: { readyReplicas: 3, image: 'a' } };
+    expect(sameStatus(seen, { ...status, fields: { readyReplicas: 3 } })).toBe(true);
+    expect(sameStatus(seen, status)).toBe(true);
+    expect(sameStatus(seen, { ...status, fields: { readyReplicas: 2 } })).toBe(false);
+    expect(sameStatus(seen, { ...status, fields: { readyReplicas: '3' } })).toBe(false);
+    expect(sameStatus(status, { ...status, fields: { readyReplicas: 0 } })).toBe(false);
+    expect(sameStatus(seen, { ...status, fields: { ready: false } })).toBe(false);
+  });
 });

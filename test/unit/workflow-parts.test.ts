@@ -157,6 +157,25 @@ describe('StatusWriter: status only when it changed', () => {
   });
 });
 
+describe('StatusWriter: reconciler fields', () => {
+  it('given a field written, an unchanged value is not written again, a changed one is, and a pass without it keeps it', async () => {
+    const entity = new ObjectEntity({ ref });
+    const writes: WriteStatusInput[] = [];
+    const w = new StatusWriter(entity, async (input) => void writes.push(input));
+    const ready = (fields?: Record<string, number>) =>
+      desiredStatus({ phase: 'Ready', generation: 1, ...(fields ? { fields } : {}) });
+    await w.writeIfChanged('u1', ready({ readyReplicas: 3 }));
+    await w.writeIfChanged('u1', ready({ readyReplicas: 3 }));
+    await w.writeIfChanged('u1', ready());
+    expect(writes).toHaveLength(1);
+    expect(w.known.fields).toEqual({ readyReplicas: 3 });
+    await w.writeIfChanged('u1', ready({ readyReplicas: 2 }));
+    expect(writes.map((x) => x.status.fields)).toEqual([{ readyReplicas: 3 }, { readyReplicas: 2 }]);
+    await w.writeIfChanged('u1', desiredStatus({ phase: 'Degraded', generation: 1 }));
+    expect(w.known.fields).toEqual({ readyReplicas: 2 });
+  });
+});
+
 /** A fake clock that waits advance, and activities scripted per step. */
 function harness(script: Record<string, ((attempt: number) => StepActivityResult | Error)[]>) {
   let now = 1_000_000;
@@ -216,6 +235,44 @@ const plan = (steps: StepPlan[]): ReconcilerPlan =>
   definePlan({ group: 'g', version: 'v1', kind: 'Gadget', plural: 'gadgets', scope: 'Namespaced', steps });
 
 describe('StepRunner: rounds, backoff and dependency order', () => {
+  it('given steps reporting progress and status fields, the run lists the progressing steps in plan order and merges the fields (a later step wins)', async () => {
+    const h = harness({
+      a: [ok('applied', { status: { readyReplicas: 1, image: 'v1' } })],
+      b: [ok('rolled', { progressing: '1/3 replicas ready', status: { readyReplicas: 2 } })],
+      c: [ok('waiting', { progressing: 'no endpoints' })],
+      d: [ok('done')],
+    });
+    const p = plan([{ name: 'a' }, { name: 'b', dependsOn: ['a'] }, { name: 'c' }, { name: 'd' }]);
+    const result = await h.runner.runSteps(p, p.steps, obs);
+    expect(result.failed).toBeUndefined();
+    expect(result.progressing).toEqual([
+      { step: 'b', message: '1/3 replicas ready' },
+      { step: 'c', message: 'no endpoints' },
+    ]);
+    expect(result.fields).toEqual({ readyReplicas: 2, image: 'v1' });
+    expect(h.entity.steps.b).toMatchObject({ status: 'succeeded', progressing: '1/3 replicas ready' });
+    expect(h.entity.steps.d!.progressing).toBeUndefined();
+  });
+
+  it('given no step reporting progress or fields, the run has neither key (passes recorded before them replay unchanged)', async () => {
+    const h = harness({ a: [ok('applied')] });
+    const p = plan([{ name: 'a' }]);
+    const result = await h.runner.runSteps(p, p.steps, obs);
+    expect('progressing' in result).toBe(false);
+    expect('fields' in result).toBe(false);
+  });
+
+  it('given a step reporting progress and another failing, the failure is reported and the progress kept on its step', async () => {
+    const h = harness({
+      a: [ok('rolled', { progressing: '0/1 replicas ready', status: { readyReplicas: 0 } })],
+      b: [() => failure('TerminalStepError', 'never', { attempt: 1 }, true)],
+    });
+    const p = plan([{ name: 'a' }, { name: 'b' }]);
+    const result = await h.runner.runSteps(p, p.steps, obs);
+    expect(result.failed).toMatchObject({ step: 'b', terminal: true });
+    expect(result.fields).toEqual({ readyReplicas: 0 });
+  });
+
   it('given a step failing two rounds, it waits the backoff between rounds (1 s, 2 s), reports Degraded while failing, then succeeds', async () => {
     const h = harness({
       a: [

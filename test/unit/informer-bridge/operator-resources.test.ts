@@ -42,7 +42,7 @@ const cluster = [
 ];
 
 describe('watched resources of an operator, from discovery', () => {
-  it('given the built-in operator, each kind is watched once, as metadata only; owned-only kinds by homeostat’s label, Secret (owned and referenced) unfiltered', async () => {
+  it('given the built-in operator, each kind is watched once, as metadata only but the Deployment (its status matters); owned-only kinds by homeostat’s label, Secret (owned and referenced) unfiltered', async () => {
     const resources = await watchedResourcesFor(builtinOperator, served(cluster));
     // Related (owned or referenced) kinds; a primary kind may also be referenced (watched twice then).
     const related = resources.filter((x) => x.owners || x.referrers);
@@ -66,9 +66,13 @@ describe('watched resources of an operator, from discovery', () => {
     });
     expect(byKind.Secret!.metadataOnly).toBe(true);
     expect(byKind.Secret!.labelSelector).toBeUndefined(); // referenced too: a server Secret carries no homeostat label
-    for (const owned of ['ConfigMap', 'Deployment', 'Service']) {
+    for (const owned of ['ConfigMap', 'Service']) {
       expect(byKind[owned]).toMatchObject({ metadataOnly: true, labelSelector: ownedChildSelector });
+      expect(byKind[owned]!.watchStatus).toBeUndefined();
     }
+    // The App asks for its Deployment's status (a rollout's progress): watched whole, still by label.
+    expect(byKind.Deployment).toMatchObject({ watchStatus: true, labelSelector: ownedChildSelector });
+    expect(byKind.Deployment!.metadataOnly).toBeUndefined();
     expect(byKind.App).toEqual({
       group: 'homeostat.dev',
       version: 'v1alpha1',

@@ -21,6 +21,29 @@ function obj(meta: Partial<KubeObject['metadata']> = {}, rest: Partial<KubeObjec
 }
 
 describe('predicates: relevantChange', () => {
+  it('given an owned kind watched for its status, a status change signals; without watchStatus it does not', () => {
+    const deployments: WatchedResource = {
+      group: 'apps',
+      version: 'v1',
+      plural: 'deployments',
+      kind: 'Deployment',
+      namespaced: true,
+      owners: [{ group: 'homeostat.dev', kind: 'App' }],
+      watchStatus: true,
+    };
+    const before = obj({ resourceVersion: '5' }, { status: { observedGeneration: 1, readyReplicas: 1 } });
+    const after = obj({ resourceVersion: '6' }, { status: { observedGeneration: 1, readyReplicas: 2 } });
+    expect(relevantChange(deployments, before, after)).toBe('status');
+    expect(
+      relevantChange(deployments, before, obj({ resourceVersion: '6' }, { status: before.status })),
+    ).toBeUndefined();
+    expect(relevantChange(deployments, obj(), obj({ resourceVersion: '2' }, { status: { readyReplicas: 0 } }))).toBe(
+      'status',
+    );
+    const { watchStatus: _w, ...plain } = deployments;
+    expect(relevantChange(plain, before, after)).toBeUndefined();
+  });
+
   it('given a status-only update (homeostat’s own status write), it ignores it', () => {
     const before = obj();
     const after = obj({ resourceVersion: '2' }, { status: { observedGeneration: 1, phase: 'Ready' } });
