@@ -418,7 +418,14 @@ export async function recordEvent(
   try {
     await objects.create(body);
   } catch (err) {
-    if (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 409) return;
+    const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+    if (code === 409) return;
+    // A namespace being deleted refuses new objects, Events included (403 "… because it is being
+    // terminated"): an Event is a record, not the work, so it must not hold back the finalizer that
+    // lets the namespace go.
+    if (code === 403 && /being terminated/.test(String((err as { body?: unknown }).body ?? (err as Error).message))) {
+      return;
+    }
     throw fromKubernetesError(err, `record event ${event.reason}`);
   }
 }

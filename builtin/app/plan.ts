@@ -15,7 +15,8 @@ export const appPlan = definePlan({
   scope: 'Namespaced',
   owns: [
     { apiVersion: 'v1', kind: 'ConfigMap' },
-    { apiVersion: 'apps/v1', kind: 'Deployment' },
+    // Its status too: a rollout's progress re-reconciles the App (Reconciling → Ready or Degraded).
+    { apiVersion: 'apps/v1', kind: 'Deployment', statusChanges: true },
     { apiVersion: 'v1', kind: 'Service' },
   ],
   steps: [

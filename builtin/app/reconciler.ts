@@ -2,7 +2,9 @@
  * The `App` reconciler: ConfigMap, Deployment and Service as owned children, applied by server-side
  * apply with homeostat's field manager and `force`, so a field changed by hand (say `kubectl scale`)
  * is taken back on the next pass. The Deployment's pod template carries a hash of the config, so a
- * config change rolls it.
+ * config change rolls it. An App is `Ready` only when its Deployment has rolled out (every replica
+ * updated, ready and available); until then it is `Reconciling` with the replicas' progress, and its
+ * `status.readyReplicas` follows the Deployment's.
  */
 import { createHash } from 'node:crypto';
 import type { V1ConfigMap, V1Deployment, V1EnvVar, V1Service } from '@kubernetes/client-node';
@@ -77,13 +79,46 @@ async function databaseEnv(ctx: Ctx): Promise<V1EnvVar[]> {
   return [{ name: databaseUrlEnv, valueFrom: { secretKeyRef: { name: secret, key: 'url' } } }];
 }
 
+/** Where a Deployment's rollout stands: its ready replicas, and what is still to come (unset when complete). */
+export interface Rollout {
+  readonly ready: number;
+  readonly progress?: string;
+}
+
+/**
+ * The rollout of `deployment` towards `desired` replicas, as `kubectl rollout status` judges it:
+ * complete when the Deployment's controller has observed the current generation and every desired
+ * replica is updated, ready and available, with no old replica left.
+ */
+export function rolloutOf(deployment: V1Deployment, desired: number): Rollout {
+  const status = deployment.status ?? {};
+  const ready = status.readyReplicas ?? 0;
+  const updated = status.updatedReplicas ?? 0;
+  const available = status.availableReplicas ?? 0;
+  const total = status.replicas ?? 0;
+  const progress = `${ready}/${desired} replicas ready`;
+  if ((status.observedGeneration ?? 0) < (deployment.metadata?.generation ?? 0)) {
+    return { ready, progress: `${progress} (the new spec is not rolled out yet)` };
+  }
+  if (updated < desired) return { ready, progress: `${progress}, ${updated}/${desired} updated` };
+  if (total > updated) return { ready, progress: `${progress}, ${total - updated} old replicas terminating` };
+  if (ready < desired || available < desired) {
+    return { ready, progress: available < ready ? `${progress}, ${available} available` : progress };
+  }
+  return { ready };
+}
+
 /** CRD extras of `App`. */
 const appCrdOptions: CrdOptions = {
   shortNames: ['hsapp'],
   columns: [
     { name: 'Image', type: 'string', jsonPath: '.spec.image' },
     { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+    { name: 'Ready-Replicas', type: 'integer', jsonPath: '.status.readyReplicas' },
   ],
+  status: {
+    readyReplicas: { type: 'integer', description: "Ready Pods of the App's Deployment, as last seen" },
+  },
 };
 
 /** The `App` reconciler. */
@@ -138,10 +173,14 @@ export const appReconciler = defineReconciler({
       if (current && progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
         throw terminal(new Error(`Deployment ${ctx.object.name}: ${progressing.reason}: ${progressing.message ?? ''}`));
       }
-      const ready = applied.status?.readyReplicas ?? 0;
+      const rollout = rolloutOf(applied, replicas);
       const database = fromDatabase.length ? `, ${databaseUrlEnv} from ${ctx.spec.databaseRef?.name}` : '';
       return {
-        message: `Deployment ${ctx.object.name}: ${replicas} replicas of ${image} (${ready} ready)${database}`,
+        message: `Deployment ${ctx.object.name}: ${replicas} replicas of ${image} (${rollout.ready} ready)${database}`,
+        status: { readyReplicas: rollout.ready },
+        // Until the rollout is complete the App is Reconciling; the Deployment's status changes (its
+        // kind is owned with statusChanges) bring the passes that follow it, so nothing polls.
+        ...(rollout.progress !== undefined ? { progressing: rollout.progress } : {}),
       };
     },
 

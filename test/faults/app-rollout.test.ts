@@ -1,17 +1,17 @@
 /**
- * App rollouts on the whole cluster (issue 14, item 2), on a stack of this file's own with
- * `cluster: true`: the App's Deployment really gets Pods on kwok's simulated nodes, and a rollout that
- * cannot progress (every node cordoned, so the new Pods stay Pending) ends `Degraded` with the
- * Deployment's own reason at the first pass after its progress deadline passed; fixing the spec brings
- * it back to Ready. Worker and bridge run in process.
- *
- * That pass is requested here with reconcile-now: the bridge ignores status-only changes of owned
- * children by design (they are watched as metadata only), so a Deployment's status does not yet
- * trigger a pass by itself; the drift check (5 minutes) would otherwise be the next one.
+ * App means running (issue 14, item 2), on a stack of this file's own running the whole cluster: the
+ * App's Deployment really gets Pods on kwok's simulated nodes, and the App follows its rollout through
+ * the informer bridge alone — the Deployment is an owned kind with `statusChanges`, so each change of
+ * its status signals the App's workflow; nothing here asks for a pass (no reconcile-now, no polling
+ * loop, no requeue timer). An App is `Reconciling` with its replicas' progress ("1/3 replicas ready")
+ * until every replica is updated, ready and available, then `Ready` with `status.readyReplicas`; a
+ * rollout past its progress deadline ends `Degraded` with the Deployment's reason; a deleted Pod is
+ * replaced by its ReplicaSet and a node that stops heartbeating loses its Pods to the other nodes,
+ * while the App reports not-ready and then Ready again. Worker and bridge run in process.
  */
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { reconcileNowUpdate, workflowIdFor } from '../../core/definitions';
+import { type ObjectState, stateQuery, workflowIdFor } from '../../core/definitions';
 import pino from 'pino';
 import { type Stack, startStack } from '../../devstack';
 import { kwokNodeNames } from '../../devstack/components';
@@ -29,6 +29,7 @@ interface AppObj {
   status?: {
     phase?: string;
     observedGeneration?: number;
+    readyReplicas?: number;
     conditions?: { type: string; status: string; reason: string; message: string }[];
   };
 }
@@ -103,7 +104,129 @@ describe('App rollouts on the whole cluster (own stack, cluster: true)', () => {
     }
   };
 
-  it('given a rollout that cannot progress, the next pass after its deadline makes the App Degraded with ProgressDeadlineExceeded; a fixed spec makes it Ready', async () => {
+  const patchApp = async (name: string, spec: Record<string, unknown>): Promise<AppObj> =>
+    (await t.custom.patchNamespacedCustomObject(
+      { group, version, namespace: t.namespace, plural: 'apps', name, body: { spec } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    )) as AppObj;
+
+  const createApp = async (name: string, spec: Record<string, unknown>): Promise<void> => {
+    await t.custom.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: t.namespace,
+      plural: 'apps',
+      body: { apiVersion: `${group}/${version}`, kind: 'App', metadata: { name }, spec },
+    });
+  };
+
+  /** The notes of the Events homeostat recorded for an App with `reason`, oldest first. */
+  const eventNotes = async (name: string, reason: string): Promise<string[]> => {
+    const list = await t.kc.makeApiClient(k8s.EventsV1Api).listNamespacedEvent({ namespace: t.namespace });
+    return list.items
+      .filter((e) => e.regarding?.kind === 'App' && e.regarding.name === name && e.reason === reason)
+      .sort((a, b) => String(a.eventTime).localeCompare(String(b.eventTime)))
+      .map((e) => e.note ?? '');
+  };
+
+  const appState = (name: string): Promise<ObjectState> =>
+    t.temporal.workflow
+      .getHandle(workflowIdFor({ group, kind: 'App', namespace: t.namespace, name }))
+      .query(stateQuery);
+
+  const readyPods = async (name: string): Promise<k8s.V1Pod[]> =>
+    (
+      await t.core.listNamespacedPod({ namespace: t.namespace, labelSelector: `app.kubernetes.io/instance=${name}` })
+    ).items.filter(
+      (p) =>
+        !p.metadata?.deletionTimestamp &&
+        p.status?.phase === 'Running' &&
+        p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
+
+  const readyIsComplete = (o: AppObj, generation?: number): boolean =>
+    o.status?.phase === 'Ready' &&
+    o.status.readyReplicas === 3 &&
+    (generation === undefined || o.status.observedGeneration === generation);
+
+  it('given a new App, it is Reconciling with its replicas’ progress until its Pods run, then Ready with readyReplicas; the bridge alone drives it', async () => {
+    await createApp('run', { image: 'registry.spr.com/run:1', replicas: 3 });
+    const ready = await waitFor('run', (o) => readyIsComplete(o));
+    expect(ready.status?.conditions?.find((c) => c.type === 'DeploymentReady')).toMatchObject({ status: 'True' });
+    // Reconciling was reported on the way (an Event per phase change), with progress in it.
+    const progress = await eventNotes('run', 'Progressing');
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0]).toMatch(/^deployment: [0-3]\/3 replicas ready/);
+    // When the App says Ready, the rollout is really complete.
+    const d = await apps.readNamespacedDeployment({ name: 'run', namespace: t.namespace });
+    expect(d.status).toMatchObject({ readyReplicas: 3, updatedReplicas: 3, availableReplicas: 3, replicas: 3 });
+    expect((await readyPods('run')).length).toBe(3);
+    // Nothing polls: the only timer armed is the drift check, and passes came from signals.
+    const state = await appState('run');
+    expect(state.nextTimer?.kind).toBe('drift');
+    expect(state.passes).toBeGreaterThanOrEqual(2);
+  });
+
+  it('given a new image, the App goes Reconciling with replica progress and is Ready only when the new ReplicaSet is fully available', async () => {
+    await waitFor('run', (o) => readyIsComplete(o));
+    const before = (await eventNotes('run', 'Progressing')).length;
+    const patched = await patchApp('run', { image: 'registry.spr.com/run:2' });
+    const ready = await waitFor('run', (o) => readyIsComplete(o, patched.metadata.generation));
+    expect(ready.status?.observedGeneration).toBe(patched.metadata.generation);
+    const notes = await eventNotes('run', 'Progressing');
+    expect(notes.length).toBeGreaterThan(before);
+    expect(notes.slice(before).every((n) => /^deployment: \d\/3 replicas ready/.test(n))).toBe(true);
+    const d = await apps.readNamespacedDeployment({ name: 'run', namespace: t.namespace });
+    expect(d.spec?.template.spec?.containers[0]?.image).toBe('registry.spr.com/run:2');
+    expect(d.status).toMatchObject({ updatedReplicas: 3, availableReplicas: 3, replicas: 3 });
+    expect((d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1)).toBe(true);
+  });
+
+  it('given one of its Pods deleted, the ReplicaSet replaces it and the App is Ready again with 3 ready replicas', async () => {
+    await waitFor('run', (o) => readyIsComplete(o));
+    const pods = await readyPods('run');
+    const victim = pods[0]!.metadata!.name!;
+    await t.core.deleteNamespacedPod({ name: victim, namespace: t.namespace, gracePeriodSeconds: 0 });
+    for (let i = 0; ; i++) {
+      const now = await readyPods('run');
+      if (now.length === 3 && !now.some((p) => p.metadata?.name === victim)) break;
+      if (i > 360) throw new Error(`Pod ${victim} not replaced: ${now.map((p) => p.metadata?.name).join(', ')}`);
+      await sleep(250);
+    }
+    await waitFor('run', (o) => readyIsComplete(o));
+  });
+
+  it('given a node that stops renewing its Lease, its Pods move to the other nodes; the App reports not-ready, then Ready again', async () => {
+    await waitFor('run', (o) => readyIsComplete(o));
+    const victim = (await readyPods('run'))[0]!.spec!.nodeName!;
+    const onVictim = (await readyPods('run')).filter((p) => p.spec?.nodeName === victim).length;
+    const seen: string[] = [];
+    await stack.setNodeHeartbeat(victim, false);
+    try {
+      // The App follows: fewer than 3 replicas ready while the node's Pods are not ready or moving.
+      const notReady = await waitFor(
+        'run',
+        (o) => {
+          seen.push(`${o.status?.phase}:${o.status?.readyReplicas}`);
+          return o.status?.phase === 'Reconciling' && (o.status.readyReplicas ?? 3) < 3;
+        },
+        120_000,
+      );
+      expect(notReady.status?.readyReplicas).toBeLessThanOrEqual(3 - onVictim);
+      expect(notReady.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+        status: 'False',
+        reason: 'Progressing',
+      });
+      const back = await waitFor('run', (o) => readyIsComplete(o), 150_000);
+      expect(back.status?.readyReplicas).toBe(3);
+      const moved = await readyPods('run');
+      expect(moved.some((p) => p.spec?.nodeName === victim)).toBe(false);
+    } finally {
+      await stack.setNodeHeartbeat(victim, true);
+    }
+  });
+
+  it('given a rollout that cannot progress, the Deployment’s status change after its deadline makes the App Degraded with ProgressDeadlineExceeded; a fixed spec makes it Ready', async () => {
     await t.custom.createNamespacedCustomObject({
       group,
       version,
@@ -146,8 +269,7 @@ describe('App rollouts on the whole cluster (own stack, cluster: true)', () => {
         if (i > 240) throw new Error(`no ProgressDeadlineExceeded: ${JSON.stringify(d.status)}`);
         await sleep(250);
       }
-      const ref = { group, version, kind: 'App', namespace: t.namespace, name: 'web' };
-      await t.temporal.workflow.getHandle(workflowIdFor(ref)).executeUpdate(reconcileNowUpdate, { args: [{ ref }] });
+      // No pass is asked for: the Deployment's status change reaches the App through the bridge.
       const degraded = await waitFor(
         'web',
         (o) => o.status?.phase === 'Degraded' && o.status.observedGeneration === patched.metadata.generation,
