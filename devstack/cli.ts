@@ -5,15 +5,24 @@
  */
 import { parseArgs } from 'node:util';
 import { ensureBinaries } from './binaries';
-import { cleanupStaleStacks, endpointsOf, envLines, stackStatus, startStack, stopStack } from './stack';
+import {
+  cleanupStaleStacks,
+  clusterByDefault,
+  endpointsOf,
+  envLines,
+  stackStatus,
+  startStack,
+  stopStack,
+} from './stack';
 
-const usage = `usage: npm run devstack -- <up|down|status|env|build> [--name NAME] [--keep] [--cluster]
-  up      build what is missing, start the stack, print its endpoints (--cluster: also controllers,
-          scheduler and simulated nodes, so Deployments get Pods; also HOMEOSTAT_DEVSTACK_CLUSTER=1)
+const usage = `usage: npm run devstack -- <up|down|status|env|build> [--name NAME] [--keep] [--no-cluster]
+  up      build what is missing, start the stack, print its endpoints (the whole cluster: controllers,
+          scheduler and simulated nodes, so Deployments get Pods; --no-cluster or
+          HOMEOSTAT_DEVSTACK_CLUSTER=0: only etcd and kube-apiserver, as envtest)
   down    stop the stack and remove its data (--keep keeps the data)
   status  show whether each server runs
   env     print the stack's environment (eval "$(npm run -s devstack -- env)")
-  build   only build (or find cached) the server binaries (--cluster: the cluster's too)`;
+  build   only build (or find cached) the server binaries (--no-cluster: not the cluster's)`;
 
 const log = (line: string): void => {
   process.stderr.write(`[devstack] ${line}\n`);
@@ -36,6 +45,7 @@ function printEndpoints(e: ReturnType<typeof endpointsOf>): void {
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
+    allowNegative: true,
     options: {
       name: { type: 'string', default: 'default' },
       keep: { type: 'boolean', default: false },
@@ -52,7 +62,7 @@ async function main(): Promise<number> {
   switch (command) {
     case 'build': {
       const paths = await ensureBinaries(log, {
-        cluster: values.cluster ?? process.env.HOMEOSTAT_DEVSTACK_CLUSTER === '1',
+        cluster: values.cluster ?? clusterByDefault(),
       });
       for (const [k, v] of Object.entries(paths)) process.stdout.write(`${k.padEnd(24)}${v}\n`);
       return 0;

@@ -140,10 +140,19 @@ export interface StartStackOptions {
    * Run the whole cluster, not only envtest's control plane: kube-controller-manager (ServiceAccount
    * tokens, garbage collector, namespace, Deployment, ReplicaSet and node-lifecycle controllers),
    * kube-scheduler and kwok with three simulated nodes whose Pods become Running and Ready. Costs their
-   * builds once (minutes, cached) and a few seconds and some memory per start.
-   * @default `HOMEOSTAT_DEVSTACK_CLUSTER=1` in the environment
+   * builds once (minutes, cached) and a few seconds and some memory per start. `false`: only etcd and
+   * kube-apiserver, as envtest (nothing schedules, garbage-collects or rolls out).
+   * @default true, unless `HOMEOSTAT_DEVSTACK_CLUSTER=0` is in the environment
    */
   readonly cluster?: boolean;
+}
+
+/**
+ * Whether stacks run the whole cluster unless told otherwise: yes, unless `HOMEOSTAT_DEVSTACK_CLUSTER=0`
+ * is in the environment (an App is Ready only when its Pods run, which needs the controllers).
+ */
+export function clusterByDefault(): boolean {
+  return process.env.HOMEOSTAT_DEVSTACK_CLUSTER !== '0';
 }
 
 /**
@@ -248,7 +257,7 @@ export class Stack {
     }
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(join(dir, 'logs'), { recursive: true });
-    const cluster = options.cluster ?? process.env.HOMEOSTAT_DEVSTACK_CLUSTER === '1';
+    const cluster = options.cluster ?? clusterByDefault();
     const binaries = await ensureBinaries(progress, { cluster });
     const [
       temporal,

@@ -50,7 +50,10 @@ describe('informer bridge under faults (own stack)', () => {
   const taskQueue = `bridge-faults-${randomSuffix()}`;
 
   beforeAll(async () => {
-    [stack, bundle] = await Promise.all([startStack({ name: `ibfaults-${randomSuffix()}` }), bundleRecorder()]);
+    [stack, bundle] = await Promise.all([
+      startStack({ name: `ibfaults-${randomSuffix()}`, cluster: false }),
+      bundleRecorder(),
+    ]);
     kc = new k8s.KubeConfig();
     kc.loadFromFile(stack.endpoints.kubeconfig);
     custom = kc.makeApiClient(k8s.CustomObjectsApi);

@@ -65,7 +65,9 @@ export class FaultEnv {
   /** Starts a stack named `<prefix>-<random>` and prepares everything but homeostat's processes. */
   static async start(prefix: string): Promise<FaultEnv> {
     const [stack, bundle] = await Promise.all([
-      startStack({ name: `${prefix}-${randomSuffix()}` }),
+      // envtest's control plane is enough here (no App, nothing to schedule), and the faults restart
+      // kube-apiserver under it: the cluster's controllers would only add noise and load.
+      startStack({ name: `${prefix}-${randomSuffix()}`, cluster: false }),
       bundleObjectWorkflows(undefined, pino({ level: 'warn' })),
     ]);
     try {
