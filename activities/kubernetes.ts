@@ -423,7 +423,9 @@ export async function recordEvent(
     // A namespace being deleted refuses new objects, Events included (403 "… because it is being
     // terminated"): an Event is a record, not the work, so it must not hold back the finalizer that
     // lets the namespace go.
-    if (code === 403 && /being terminated/.test(String((err as { body?: unknown }).body ?? (err as Error).message))) {
+    const body: unknown = (err as { body?: unknown }).body;
+    const text = typeof body === 'string' ? body : JSON.stringify(body ?? (err as Error).message);
+    if (code === 403 && /being terminated/.test(text)) {
       return;
     }
     throw fromKubernetesError(err, `record event ${event.reason}`);
