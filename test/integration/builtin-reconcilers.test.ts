@@ -347,6 +347,82 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
     expect(await exists('SELECT 1 FROM pg_database WHERE datname = $1', 'kept')).toBe(1);
     expect(await exists('SELECT 1 FROM pg_roles WHERE rolname = $1', 'kept')).toBe(1);
   });
+  it('given a namespace holding an App and two PostgresDatabases (Delete, Retain), deleting the namespace finishes: finalizers run, databases dropped or kept, children collected', async () => {
+    const ns = `gone-${randomSuffix()}`;
+    const nsServer = `gone-${randomSuffix()}`;
+    await t.core.createNamespace({ body: { metadata: { name: ns } } });
+    await createPostgresServer(t, nsServer, {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+    });
+    // This file's bridge watches its own namespace: one more homeostat for the namespace to delete.
+    const more = await startInProcessHomeostat(t, {
+      taskQueue: `${taskQueue}-gone`,
+      logger: log,
+      bridge: { namespace: ns, watchTimeoutSeconds: 30 },
+    });
+    try {
+      const db = (name: string, deletionPolicy: string): Record<string, unknown> => {
+        const base = dbExample(name, {
+          serverRef: { name: nsServer },
+          databaseName: `${name.replace(/-/g, '_')}`,
+          ownerRole: `${name.replace(/-/g, '_')}`,
+          deletionPolicy,
+          extensions: [],
+        }) as { metadata: Record<string, unknown> };
+        return { ...base, metadata: { ...base.metadata, namespace: ns } };
+      };
+      const dropped = `ns_drop_${randomSuffix()}`.replace(/-/g, '_');
+      const kept = `ns_keep_${randomSuffix()}`.replace(/-/g, '_');
+      const inNs = (plural: string, body: Record<string, unknown>) =>
+        t.custom.createNamespacedCustomObject({ group, version, namespace: ns, plural, body });
+      await inNs('postgresdatabases', db(dropped.replace(/_/g, '-'), 'Delete'));
+      await inNs('postgresdatabases', db(kept.replace(/_/g, '-'), 'Retain'));
+      await inNs('apps', {
+        apiVersion: `${group}/${version}`,
+        kind: 'App',
+        metadata: { name: 'web', namespace: ns },
+        spec: { image: 'registry.spr.com/web:1', replicas: 2, databaseRef: { name: dropped.replace(/_/g, '-') } },
+      });
+      const getIn = async (plural: string, name: string): Promise<Obj> =>
+        (await t.custom.getNamespacedCustomObject({ group, version, namespace: ns, plural, name })) as Obj;
+      for (const [plural, name] of [
+        ['postgresdatabases', dropped.replace(/_/g, '-')],
+        ['postgresdatabases', kept.replace(/_/g, '-')],
+        ['apps', 'web'],
+      ] as const) {
+        for (let i = 0; ; i++) {
+          const o = await getIn(plural, name);
+          if (o.status?.phase === 'Ready') break;
+          if (i > 480) throw new Error(`${plural}/${name} not Ready: ${JSON.stringify(o.status)}`);
+          await sleep(250);
+        }
+      }
+      const deployment = await apps.readNamespacedDeployment({ name: 'web', namespace: ns });
+      expect(deployment.status?.readyReplicas).toBe(2);
+
+      await t.core.deleteNamespace({ name: ns });
+      let gone = false;
+      for (let i = 0; i < 480 && !gone; i++) {
+        gone = await t.core.readNamespace({ name: ns }).then(
+          () => false,
+          () => true,
+        );
+        if (!gone) await sleep(250);
+      }
+      if (!gone) {
+        const left = await t.core.readNamespace({ name: ns });
+        throw new Error(`namespace ${ns} still there after 120 s: ${JSON.stringify(left.status)}`);
+      }
+      const exists = (sql: string, name: string): Promise<number | null> =>
+        pg(async (c) => (await c.query(sql, [name])).rowCount);
+      expect(await exists('SELECT 1 FROM pg_database WHERE datname = $1', dropped)).toBe(0);
+      expect(await exists('SELECT 1 FROM pg_roles WHERE rolname = $1', dropped)).toBe(0);
+      expect(await exists('SELECT 1 FROM pg_database WHERE datname = $1', kept)).toBe(1);
+      expect(await exists('SELECT 1 FROM pg_roles WHERE rolname = $1', kept)).toBe(1);
+    } finally {
+      await more.stop();
+    }
+  });
 });
 
 describe('PostgresDatabase: a worker killed during role creation', () => {
