@@ -32,13 +32,20 @@ describe('API discovery on the real API server', () => {
     installBuiltinCrds(t);
     const resources = await watchedResourcesFor(builtinOperator, t.kc);
     const name = (r: (typeof resources)[number]): string => `${r.plural}${r.group ? `.${r.group}` : ''}`;
-    // The reconciled kinds, whole objects.
+    // The reconciled kinds, whole objects, and the App's Deployments (their status matters: kept as
+    // metadata and status only).
     expect(
       resources
         .filter((r) => !r.metadataOnly)
         .map(name)
         .sort(),
-    ).toEqual(['apps.homeostat.dev', 'postgresdatabases.homeostat.dev', 'postgresservers.homeostat.dev']);
+    ).toEqual([
+      'apps.homeostat.dev',
+      'deployments.apps',
+      'postgresdatabases.homeostat.dev',
+      'postgresservers.homeostat.dev',
+    ]);
+    expect(resources.filter((r) => r.watchStatus).map(name)).toEqual(['deployments.apps']);
     // Owned and referenced kinds, as metadata only: an App references its PostgresDatabase and a
     // PostgresDatabase its PostgresServer, so those two are also watched (again) as references.
     expect(
@@ -48,7 +55,6 @@ describe('API discovery on the real API server', () => {
         .sort(),
     ).toEqual([
       'configmaps',
-      'deployments.apps',
       'postgresdatabases.homeostat.dev',
       'postgresservers.homeostat.dev',
       'secrets',

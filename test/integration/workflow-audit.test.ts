@@ -100,6 +100,8 @@ describe('the bridge audit: no object without its workflow', () => {
       const d = await apps().readNamespacedDeployment({ name, namespace: t.namespace });
       return d.spec?.replicas === 2 || undefined;
     }, 30_000);
+    // The scaled-back Deployment rolls back to 2 replicas: Reconciling until its Pods are ready again.
+    await waitFor(async () => (await phaseOf(name)) === 'Ready' || undefined, 60_000);
     expect(await phaseOf(name)).toBe('Ready');
 
     // The bystander's workflow kept running through several more audits and received nothing.
