@@ -62,9 +62,8 @@ export class StatusWriter {
         `status ${wanted.phase} gen ${wanted.observedGeneration} · ${entity.ref.kind} ${entity.where}`,
       );
       // Fields a pass did not report stay as they were written.
-      this.known = wanted.fields
-        ? { ...wanted, fields: { ...this.known.fields, ...wanted.fields } }
-        : { ...wanted, ...(this.known.fields ? { fields: this.known.fields } : {}) };
+      const fields = { ...this.known.fields, ...wanted.fields };
+      this.known = Object.keys(fields).length > 0 ? { ...wanted, fields } : wanted;
       entity.statusWritten = true;
     });
     this.chain = next.catch(() => undefined);

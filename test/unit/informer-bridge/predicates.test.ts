@@ -20,28 +20,27 @@ function obj(meta: Partial<KubeObject['metadata']> = {}, rest: Partial<KubeObjec
   };
 }
 
+/** An owned kind: the App's Deployments. */
+const deployments: WatchedResource = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'deployments',
+  kind: 'Deployment',
+  namespaced: true,
+  owners: [{ group: 'homeostat.dev', kind: 'App' }],
+};
+
 describe('predicates: relevantChange', () => {
   it('given an owned kind watched for its status, a status change signals; without watchStatus it does not', () => {
-    const deployments: WatchedResource = {
-      group: 'apps',
-      version: 'v1',
-      plural: 'deployments',
-      kind: 'Deployment',
-      namespaced: true,
-      owners: [{ group: 'homeostat.dev', kind: 'App' }],
-      watchStatus: true,
-    };
+    const watched: WatchedResource = { ...deployments, watchStatus: true };
     const before = obj({ resourceVersion: '5' }, { status: { observedGeneration: 1, readyReplicas: 1 } });
     const after = obj({ resourceVersion: '6' }, { status: { observedGeneration: 1, readyReplicas: 2 } });
-    expect(relevantChange(deployments, before, after)).toBe('status');
-    expect(
-      relevantChange(deployments, before, obj({ resourceVersion: '6' }, { status: before.status })),
-    ).toBeUndefined();
-    expect(relevantChange(deployments, obj(), obj({ resourceVersion: '2' }, { status: { readyReplicas: 0 } }))).toBe(
+    expect(relevantChange(watched, before, after)).toBe('status');
+    expect(relevantChange(watched, before, obj({ resourceVersion: '6' }, { status: before.status }))).toBeUndefined();
+    expect(relevantChange(watched, obj(), obj({ resourceVersion: '2' }, { status: { readyReplicas: 0 } }))).toBe(
       'status',
     );
-    const { watchStatus: _w, ...plain } = deployments;
-    expect(relevantChange(plain, before, after)).toBeUndefined();
+    expect(relevantChange(deployments, before, after)).toBeUndefined();
   });
 
   it('given a status-only update (homeostat’s own status write), it ignores it', () => {
@@ -85,14 +84,6 @@ describe('predicates: relevantChange', () => {
 });
 
 describe('owner mapping: ownersOf', () => {
-  const deployments: WatchedResource = {
-    group: 'apps',
-    version: 'v1',
-    plural: 'deployments',
-    kind: 'Deployment',
-    namespaced: true,
-    owners: [{ group: 'homeostat.dev', kind: 'App' }],
-  };
   const child = (ownerReferences: NonNullable<KubeObject['metadata']['ownerReferences']>): KubeObject => ({
     metadata: { name: 'pony-spawner', namespace: 'pony-prod', uid: 'd1', ownerReferences },
   });
