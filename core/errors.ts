@@ -215,8 +215,8 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
 
 /**
  * Marks a failure that retrying cannot fix: the step fails for this generation, the object reports
- * `Degraded` with reason `TerminalStepError`, and nothing is retried until the spec changes
- * (controller-runtime's `reconcile.TerminalError`).
+ * `Degraded` with reason `TerminalStepError`, and nothing is retried until the spec, an owned child
+ * or a referenced object changes (controller-runtime's `reconcile.TerminalError`).
  *
  * @example `throw terminal(new Error('zone example.com is not delegated to us'))`
  */

@@ -142,10 +142,21 @@ export class ObjectEntity {
 
   /**
    * Whether a request is for a generation that is blocked (invalid spec, terminal failure) and so
-   * starts no pass. A deletion always passes, and so does a referenced object's change after a
-   * terminal failure (the step may have failed for want of it).
+   * starts no pass. A deletion always passes, and so does a change of an owned child or of a
+   * referenced object after a terminal failure: the step may have failed because of it (a child
+   * drifted into a state the API server rejects an apply over, a Deployment past its progress
+   * deadline, a referenced object missing), and the change may cure it. An invalid spec is cured
+   * only by a spec change.
+   *
+   * `childCures` is asked only when a child's change meets a terminal failure: the workflow answers
+   * with a version marker, so histories recorded when a child's change did not cure replay as they ran.
    */
-  blocks(request: ReconcileRequest | undefined, byUpdate: boolean, byTimer: boolean): boolean {
+  blocks(
+    request: ReconcileRequest | undefined,
+    byUpdate: boolean,
+    byTimer: boolean,
+    childCures: () => boolean = () => true,
+  ): boolean {
     const blocked = this.blockedGeneration;
     if (
       !byUpdate &&
@@ -154,10 +165,11 @@ export class ObjectEntity {
       blocked !== undefined &&
       request.uid === this.uid &&
       request.generation <= blocked &&
-      request.reason !== 'deleted' &&
-      !(request.reason === 'referenced-changed' && this.blockedBy === 'terminal')
+      request.reason !== 'deleted'
     ) {
-      return true;
+      if (this.blockedBy !== 'terminal') return true;
+      if (request.reason === 'referenced-changed') return false;
+      return !(request.reason === 'child-changed' && childCures());
     }
     return byTimer && blocked !== undefined && !request && !byUpdate;
   }

@@ -368,8 +368,9 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       const byTimer = entity.timerDue;
       entity.nowRequested = false;
       entity.timerDue = false;
-      // Invalid spec or terminal failure: no retries until the spec changes.
-      if (entity.blocks(request, byUpdate, byTimer)) continue;
+      // Invalid spec: no retries until the spec changes; terminal failure: until the spec, a child or
+      // a referenced object changes (a child's change cured it only from this marker on).
+      if (entity.blocks(request, byUpdate, byTimer, () => patched('child-change-cures-terminal'))) continue;
 
       entity.reconciling = true;
       const timerKind = entity.nextTimer?.kind;

@@ -71,8 +71,19 @@ describe('ObjectEntity: the state of a run', () => {
     expect(e.blocks(request({ generation: 3, reason: 'deleted' }), false, false)).toBe(false);
     // A terminal failure may be cured by a referenced object; an invalid spec only by a spec change.
     expect(e.blocks(request({ generation: 3, reason: 'referenced-changed' }), false, false)).toBe(false);
+    // So may a child's change (a drifted child an apply cannot merge over, a rollout past its deadline).
+    expect(e.blocks(request({ generation: 3, reason: 'child-changed' }), false, false)).toBe(false);
+    expect(e.blocks(request({ generation: 3, reason: 'resync' }), false, false)).toBe(true);
+    // …but not in a history recorded before the version marker that made it so.
+    const asked: string[] = [];
+    const before = () => (asked.push('marker'), false);
+    expect(e.blocks(request({ generation: 3, reason: 'child-changed' }), false, false, before)).toBe(true);
+    expect(e.blocks(request({ generation: 3, reason: 'referenced-changed' }), false, false, before)).toBe(false);
+    expect(e.blocks(request({ generation: 4, reason: 'child-changed' }), false, false, before)).toBe(false);
+    expect(asked).toEqual(['marker']); // asked only where the answer matters
     e.blockedBy = 'invalid';
     expect(e.blocks(request({ generation: 3, reason: 'referenced-changed' }), false, false)).toBe(true);
+    expect(e.blocks(request({ generation: 3, reason: 'child-changed' }), false, false)).toBe(true);
     expect(e.blocks(undefined, false, true)).toBe(true); // a timer does not retry a blocked generation
     expect(e.blocks(undefined, true, false)).toBe(false); // an explicit update does
     expect(e.blocks(request({ uid: 'u2', generation: 1 }), false, false)).toBe(false); // a new object
