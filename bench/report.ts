@@ -135,7 +135,7 @@ export function markdown(result: BenchResult): string {
     '',
     `- date: ${env.date}, commit ${env.gitCommit}, scenarios took ${Math.round(result.durationSeconds)} s`,
     `- machine: ${m.cpuModel}, ${m.cores} cores, ${m.memGiB} GiB, ${m.os}; load average at start ${m.loadAverageAtStart.join(' / ')} (shared machine: timings are noisy)`,
-    `- versions: Node ${v.node}, Temporal SDK ${v.temporalSdk}, Temporal CLI ${v.temporalCli} (server ${v.temporalServer}, SQLite), Kubernetes ${v.kubernetes}, etcd ${v.etcd}, @kubernetes/client-node ${v.kubernetesClientNode}`,
+    `- versions: Node ${v.node}, Temporal SDK ${v.temporalSdk}, Temporal dev server ${v.temporalCli} (server ${v.temporalServer}, SQLite), Kubernetes ${v.kubernetes}, etcd ${v.etcd}, @kubernetes/client-node ${v.kubernetesClientNode}`,
     '- all systems ran on one local stack (`devstack`), in one process, one after the other; every time is observed through a watch',
     '',
     table,

@@ -26,7 +26,10 @@ const kubeLdflags = [
 /** The servers of the local control plane, pinned. Change a version here and in its wrapper go.mod together. */
 export const goServers: readonly GoServer[] = [
   { name: 'etcd', version: 'v3.6.16', pkg: 'go.etcd.io/etcd/server/v3', ldflags: '' },
-  { name: 'temporal', version: 'v1.5.1', pkg: 'github.com/temporalio/cli/cmd/temporal', ldflags: '' },
+  // The Temporal dev server is a main of the wrapper's own (devstack/go/temporal/main.go): the server
+  // and UI server modules embedded as the CLI's start-dev does, since current CLI releases cannot be
+  // built from modules. The version is the server's.
+  { name: 'temporal', version: 'v1.32.1', pkg: 'homeostat.dev/devstack/temporal', ldflags: '' },
   {
     name: 'kube-apiserver',
     version: 'v1.35.4',

@@ -342,7 +342,19 @@ export class Stack {
       'kube-scheduler': startKubeScheduler,
       kwok: startKwok,
     };
-    const proc = await starters[component](this.ctx);
+    let proc: ManagedProcess;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        proc = await starters[component](this.ctx);
+        break;
+      } catch (err) {
+        // A port found free a moment before the server bound it was taken meanwhile (by another
+        // stack, or an outgoing connection's local port): start once more, which picks new ports
+        // where the server chooses its own (Temporal's internal services).
+        if (attempt >= 3 || !/address already in use/i.test(String((err as Error).message))) throw err;
+        progress(`${component}: a port was taken while it started; starting it again`);
+      }
+    }
     this.state = {
       ...this.state,
       processes: { ...readState(this.name)?.processes, ...this.state.processes, [component]: proc },

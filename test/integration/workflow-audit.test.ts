@@ -100,7 +100,17 @@ describe('the bridge audit: no object without its workflow', () => {
       const d = await apps().readNamespacedDeployment({ name, namespace: t.namespace });
       return d.spec?.replicas === 2 || undefined;
     }, 30_000);
-    // The scaled-back Deployment rolls back to 2 replicas: Reconciling until its Pods are ready again.
+    // The scaled-back Deployment goes back to 2 replicas (the extra Pods terminate; on a stack without
+    // a controller-manager it has no Pods at all), and the App, Reconciling meanwhile, is Ready again.
+    // The Ready seen before the put-back's pass wrote its status would prove nothing: wait for the
+    // Deployment to settle first.
+    await waitFor(async () => {
+      const d = await apps().readNamespacedDeployment({ name, namespace: t.namespace });
+      const st = d.status ?? {};
+      const current = (st.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
+      const settled = (st.replicas ?? 0) <= 2 && (st.readyReplicas ?? 0) === (st.replicas ?? 0);
+      return (current && settled) || undefined;
+    }, 60_000);
     await waitFor(async () => (await phaseOf(name)) === 'Ready' || undefined, 60_000);
     expect(await phaseOf(name)).toBe('Ready');
 
