@@ -126,6 +126,8 @@ export class Bridge {
   private readonly references = new ReferenceIndex<PrimaryLocation>();
   private leading = false;
   private auditing = false;
+  /** The audit running in the background, which {@link stop} waits for (no call may outlive a stop). */
+  private auditRun: Promise<void> | undefined;
   private cancelResync: () => void = () => {};
   private stopping = false;
 
@@ -266,6 +268,10 @@ export class Bridge {
     await Promise.all(this.reflectors.map((r) => r.reflector.stop()));
     const flushed = this.leading ? await this.queue.drain(flushTimeoutMs) : this.queue.dirtyKeys === 0;
     this.queue.pause();
+    // An audit still listing or starting workflows ends at its next step (it checks `stopping`); wait
+    // for it, so that no Temporal call is in flight when the caller closes the connection (a call the
+    // client retries after that throws from a timer, out of anyone's reach).
+    await this.auditRun;
     await this.elector?.stop();
     this.leading = false;
     this.metrics.isLeader.set(0);
@@ -312,7 +318,10 @@ export class Bridge {
       const query =
         `WorkflowType = '${objectWorkflowType}' AND ExecutionStatus = 'Running' AND ` +
         `${searchAttributeKeys.kind.name} IN (${kinds.map((k) => `'${k}'`).join(', ')})`;
-      for await (const wf of this.opts.client.workflow.list({ query })) running.add(wf.workflowId);
+      for await (const wf of this.opts.client.workflow.list({ query })) {
+        if (this.stopping) return 0;
+        running.add(wf.workflowId);
+      }
       let started = 0;
       for (const { resource, reflector } of primaries) {
         for (const obj of reflector.cache.values()) {
@@ -335,8 +344,13 @@ export class Bridge {
 
   /** Runs {@link auditWorkflows} in the background; a failure is logged and the next resync tries again. */
   private audit(): void {
-    if (this.opts.auditWorkflows === false) return;
-    this.auditWorkflows().catch((err: unknown) => this.opts.log.warn({ err }, 'audit of object workflows failed'));
+    if (this.opts.auditWorkflows === false || this.auditRun) return;
+    this.auditRun = this.auditWorkflows()
+      .then(() => undefined)
+      .catch((err: unknown) => this.opts.log.warn({ err }, 'audit of object workflows failed'))
+      .finally(() => {
+        this.auditRun = undefined;
+      });
   }
 
   private setLeading(leading: boolean): void {

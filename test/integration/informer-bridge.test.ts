@@ -4,6 +4,7 @@
  * over converged objects, and two replicas behind a Lease.
  */
 import * as k8s from '@kubernetes/client-node';
+import { Client } from '@temporalio/client';
 import pino from 'pino';
 import { Bridge, type WatchedResource } from '../../informer-bridge';
 import {
@@ -307,6 +308,42 @@ describe('informer bridge: watch events become Temporal signals', () => {
     } finally {
       await bridge.stop();
     }
+  });
+
+  it('given a stop while its audit lists the object workflows, stop returns only after the audit, so no Temporal call outlives it', async () => {
+    // The last CI run's bench crashed with "Channel has been shut down" from the client's retry timer:
+    // a bridge's background audit was still listing when the connection it used was closed.
+    const ns = await newNamespace();
+    const events: string[] = [];
+    const client = new Client({ connection: t.connection, namespace: t.endpoints.temporalNamespace });
+    const list = client.workflow.list.bind(client.workflow);
+    // The real listing, held 1.5 s before its first page so that the stop lands while it runs.
+    (client.workflow as unknown as { list: (o: unknown) => AsyncIterable<unknown> }).list = (options) => {
+      events.push('list started');
+      const inner = list(options as Parameters<typeof list>[0]);
+      return (async function* () {
+        try {
+          await new Promise((r) => setTimeout(r, 1500));
+          for await (const wf of inner) yield wf;
+        } finally {
+          events.push('list finished');
+        }
+      })();
+    };
+    const bridge = new Bridge({
+      kc: t.kc,
+      resources: [widget],
+      namespace: ns,
+      client,
+      taskQueue,
+      log,
+      leaderElection: false,
+    });
+    bridge.start();
+    await waitFor(() => events.includes('list started'), 20_000, 50, 'the audit listing');
+    await bridge.stop(5_000);
+    events.push('stopped');
+    expect(events).toEqual(['list started', 'list finished', 'stopped']);
   });
 
   it('given a graceful stop with a signal still waiting, it flushes it before stopping', async () => {
