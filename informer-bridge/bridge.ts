@@ -112,6 +112,9 @@ interface PrimaryLocation {
   readonly key: string;
 }
 
+/** How long one audit's listing of the running object workflows may take, retries included. */
+const auditListTimeoutMs = 30_000;
+
 /** Watches the configured resources and delivers reconcile signals to Temporal. */
 export class Bridge {
   /** The bridge's metrics. */
@@ -318,10 +321,16 @@ export class Bridge {
       const query =
         `WorkflowType = '${objectWorkflowType}' AND ExecutionStatus = 'Running' AND ` +
         `${searchAttributeKeys.kind.name} IN (${kinds.map((k) => `'${k}'`).join(', ')})`;
-      for await (const wf of this.opts.client.workflow.list({ query })) {
-        if (this.stopping) return 0;
-        running.add(wf.workflowId);
-      }
+      // The listing has a deadline like every other call of the bridge: without one the client
+      // retries a throttled or failing listing for minutes, and stop() waits for the audit.
+      const listed = await this.opts.client.withDeadline(Date.now() + auditListTimeoutMs, async () => {
+        for await (const wf of this.opts.client.workflow.list({ query })) {
+          if (this.stopping) return false;
+          running.add(wf.workflowId);
+        }
+        return true;
+      });
+      if (!listed) return 0;
       let started = 0;
       for (const { resource, reflector } of primaries) {
         for (const obj of reflector.cache.values()) {
