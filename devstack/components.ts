@@ -109,8 +109,10 @@ export async function startTemporal(ctx: ComponentContext): Promise<ManagedProce
     'journal_mode=WAL',
     '--sqlite-pragma',
     'synchronous=OFF',
-    '--dynamic-config-value',
-    'system.forceSearchAttributesCacheRefreshOnRead=true',
+    // No `system.forceSearchAttributesCacheRefreshOnRead` (the CLI's start-dev sets it): the search
+    // attributes are written before the server starts, and with it every start, upsert and listing
+    // reads them from persistence, which under the suite's load hits the frontend's persistence rate
+    // limit ("System Persistence Max QPS Reached", RESOURCE_EXHAUSTED) and the client retries.
     '--dynamic-config-value',
     'frontend.enableUpdateWorkflowExecution=true',
     '--dynamic-config-value',

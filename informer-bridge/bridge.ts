@@ -114,6 +114,8 @@ interface PrimaryLocation {
 
 /** How long one audit's listing of the running object workflows may take, retries included. */
 const auditListTimeoutMs = 30_000;
+/** How long {@link Bridge.stop} waits for an audit in flight: its listing's deadline, and a margin. */
+const auditStopWaitMs = auditListTimeoutMs + 5_000;
 
 /** Watches the configured resources and delivers reconcile signals to Temporal. */
 export class Bridge {
@@ -273,8 +275,17 @@ export class Bridge {
     this.queue.pause();
     // An audit still listing or starting workflows ends at its next step (it checks `stopping`); wait
     // for it, so that no Temporal call is in flight when the caller closes the connection (a call the
-    // client retries after that throws from a timer, out of anyone's reach).
-    await this.auditRun;
+    // client retries after that throws from a timer, out of anyone's reach). The wait is bounded: a
+    // call on a connection someone closed already never settles, and a stop must not hang on it.
+    if (this.auditRun) {
+      let timer: NodeJS.Timeout | undefined;
+      const waited = await Promise.race([
+        this.auditRun.then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), auditStopWaitMs))),
+      ]);
+      clearTimeout(timer);
+      if (!waited) this.opts.log.warn({ waitedMs: auditStopWaitMs }, 'bridge stopping with an audit call unfinished');
+    }
     await this.elector?.stop();
     this.leading = false;
     this.metrics.isLeader.set(0);

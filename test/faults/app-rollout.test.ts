@@ -59,6 +59,8 @@ describe('App rollouts on the whole cluster (own stack, cluster: true)', () => {
       temporal: new Client({ connection, namespace: stack.endpoints.temporalNamespace }),
       namespace,
       unique: (prefix: string) => `${prefix}-${randomSuffix()}`,
+      // The afterAll below stops homeostat before it closes the connection: nothing to defer.
+      defer: () => {},
     };
     await t.core.createNamespace({ body: { metadata: { name: namespace } } });
     apps = kc.makeApiClient(k8s.AppsV1Api);

@@ -22,6 +22,14 @@ export interface TestStack {
   readonly namespace: string;
   /** A name unique to this test run, with a prefix. */
   unique(prefix: string): string;
+  /**
+   * Registers a cleanup that runs after the describe block's tests, before the namespace is deleted
+   * and the Temporal connection closed; cleanups run last-registered first. Whatever uses
+   * {@link TestStack.connection} (a bridge, a worker's client) must stop through one: jest-circus runs
+   * a block's `afterAll` hooks in declaration order, so a test's own `afterAll` would run after this
+   * harness had closed the connection under it.
+   */
+  defer(cleanup: () => Promise<void> | void): void;
 }
 
 /** A lowercase random suffix. */
@@ -32,6 +40,10 @@ export function randomSuffix(bytes = 4): string {
 /** Attaches to the run's stack in beforeAll and cleans up in afterAll. Read the result inside tests. */
 export function useStack(): TestStack {
   const ctx = {} as { -readonly [K in keyof TestStack]: TestStack[K] };
+  const cleanups: (() => Promise<void> | void)[] = [];
+  ctx.defer = (cleanup) => {
+    cleanups.push(cleanup);
+  };
   beforeAll(async () => {
     const name = process.env.HOMEOSTAT_TEST_STACK;
     if (!name) throw new Error('HOMEOSTAT_TEST_STACK is not set: run integration tests through jest (global setup)');
@@ -51,10 +63,16 @@ export function useStack(): TestStack {
     });
   });
   afterAll(async () => {
-    // No controller-manager runs, so the namespace stays Terminating; that is harmless and keeps
-    // later tests from reusing its objects.
+    const failures: unknown[] = [];
+    for (const cleanup of cleanups.reverse()) {
+      await Promise.resolve()
+        .then(cleanup)
+        .catch((err: unknown) => failures.push(err));
+    }
+    // The namespace controller empties and removes it in the background; nothing waits for that.
     await ctx.core?.deleteNamespace({ name: ctx.namespace }).catch(() => {});
     await ctx.connection?.close();
+    if (failures.length) throw new AggregateError(failures, `${failures.length} cleanup(s) failed`);
   });
   return ctx;
 }

@@ -40,6 +40,7 @@ export async function installOperatorCrds(t: TestStack, operator: Operator): Pro
 /** A worker with an operator (the built-in one by default), and a bridge scoped to the test's namespace when asked. */
 export interface InProcessHomeostat {
   readonly bridge?: Bridge;
+  /** Stops the bridge, then the worker; idempotent. The harness calls it too, before it closes its client. */
   stop(): Promise<void>;
 }
 
@@ -104,13 +105,15 @@ export async function startInProcessHomeostat(
       })
     : undefined;
   bridge?.start();
-  return {
-    ...(bridge ? { bridge } : {}),
-    async stop() {
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopped ??= (async () => {
       await bridge?.stop();
       worker.shutdown();
       await running;
       await connection.close();
-    },
-  };
+    })());
+  // Stopped before the harness closes the client the bridge uses, whatever the test's own hooks do.
+  t.defer(stop);
+  return { ...(bridge ? { bridge } : {}), stop };
 }
