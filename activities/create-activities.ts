@@ -27,7 +27,7 @@ import { driftCheckAnnotation, driftIntervalMs, durationMs, stepActivityType, ty
 import type { Reconciler, StepResult } from '../core/reconciler';
 import { reservedStatusFields, sameStatus, statusFieldName } from '../core/status';
 import { shareConnections } from '../core/kube-connections';
-import { HomeostatError, isConflict, toApplicationFailure } from '../core/errors';
+import { HomeostatError, isConflict, isNotFound, toApplicationFailure } from '../core/errors';
 import {
   childClient,
   defaultFieldManager,
@@ -358,14 +358,21 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
       const reconciler = reconcilerFor(input.ref);
       const { plan } = reconciler;
       const location = statusLocationOf(reconciler);
+      const owned = ownedConditionTypes(plan, input.status);
+      // Observed with no status at all (a new object): nothing to merge, so the first write needs no
+      // read. The resourceVersion precondition keeps it safe; a 409 (changed meanwhile, or another
+      // object of that name) falls back to read, merge, write.
+      let unread = input.expectedVersion || undefined;
       for (let i = 0; ; i++) {
-        const obj = await primary.get(plan, input.ref);
-        if (!obj || obj.metadata.uid !== input.uid) return { written: false, reason: 'gone' };
-        const owned = ownedConditionTypes(plan, input.status);
-        if (sameStatus(onlyOwned(ownedStatus(obj, location), owned), input.status)) {
-          return { written: false, reason: 'unchanged' };
+        const obj = unread ? undefined : await primary.get(plan, input.ref);
+        if (!unread) {
+          if (!obj || obj.metadata.uid !== input.uid) return { written: false, reason: 'gone' };
+          if (sameStatus(onlyOwned(ownedStatus(obj, location), owned), input.status)) {
+            return { written: false, reason: 'unchanged' };
+          }
         }
-        const before = location === 'annotations' ? annotatedStatus(obj) : (obj.status ?? {});
+        const resourceVersion = unread ?? obj?.metadata.resourceVersion;
+        const before = !obj ? {} : location === 'annotations' ? annotatedStatus(obj) : (obj.status ?? {});
         const existing = Array.isArray(before.conditions)
           ? (before.conditions as { type?: string; status?: string; lastTransitionTime?: string }[])
           : [];
@@ -384,11 +391,12 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
         const foreign = existing.filter((e) => typeof e.type === 'string' && !owned.has(e.type));
         const conditions = [...ours, ...foreign];
         const { observedGeneration, phase, fields } = input.status;
+        let written: CustomObject;
         try {
           if (location === 'annotations') {
-            await primary.patch(plan, input.ref, {
+            written = await primary.patch(plan, input.ref, {
               metadata: {
-                resourceVersion: obj.metadata.resourceVersion,
+                resourceVersion,
                 annotations: {
                   [statusAnnotations.phase]: phase,
                   [statusAnnotations.observedGeneration]: String(observedGeneration),
@@ -397,24 +405,30 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
               },
             });
           } else {
-            await primary.patch(
+            written = await primary.patch(
               plan,
               input.ref,
               {
-                metadata: { resourceVersion: obj.metadata.resourceVersion },
+                metadata: { resourceVersion },
                 status: { observedGeneration, phase, conditions, ...fields },
               },
               'status',
             );
           }
         } catch (err) {
+          if (unread && (isConflict(err) || isNotFound(err))) {
+            log.debug({ ref: input.ref }, 'status changed since observed, re-reading');
+            unread = undefined;
+            i--; // the unread attempt is not one of the conflict retries
+            continue;
+          }
           if (isConflict(err) && i < conflictRetries) {
             log.debug({ ref: input.ref, attempt: i }, 'status conflict, re-reading');
             continue;
           }
           throw err;
         }
-        if (input.event) await recordEvent(deps.kc, identityOf(obj), input.event, reporting);
+        if (input.event) await recordEvent(deps.kc, identityOf(written), input.event, reporting);
         return { written: true };
       }
     }),

@@ -72,6 +72,12 @@ export interface WriteStatusInput {
   };
   /** An Event to record once the status is written (for pass outcomes that change the phase). */
   readonly event?: EventRecord;
+  /**
+   * The resourceVersion at which the object was observed with no status at all (a new object). The
+   * write then needs no read first: it is made against this version, and a 409 or 404 falls back to
+   * read, merge and write. Absent: the status is read first.
+   */
+  readonly expectedVersion?: string;
 }
 
 /** The result of {@link Activities.writeStatus}. */

@@ -192,7 +192,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         const snapshot = (failure.details?.[0] as InvalidSpecDetails | undefined)?.data;
         if (!snapshot) throw err;
         if (entity.uid !== snapshot.uid) entity.uid = snapshot.uid;
-        status.known = snapshot.status;
+        status.observed(snapshot.status, snapshot.resourceVersion);
         entity.currentGeneration = snapshot.generation;
         entity.lastError = failure.message ?? 'invalid spec';
         entity.blockedGeneration = snapshot.generation;
@@ -222,7 +222,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         entity.lastError = undefined;
       }
       entity.uid = obs.uid;
-      status.known = obs.status;
+      status.observed(obs.status, obs.resourceVersion);
       entity.currentGeneration = obs.generation;
       entity.driftCheckIntervalMs = obs.driftCheckIntervalMs;
 

@@ -22,6 +22,8 @@ export interface StatusEvent {
 export class StatusWriter {
   /** The status as last read (by observe) or written. */
   known: ObjectStatus = {};
+  /** The resourceVersion at which {@link known} was read; unknown once homeostat has written. */
+  private knownVersion: string | undefined;
   private chain: Promise<unknown> = Promise.resolve();
 
   /**
@@ -32,6 +34,12 @@ export class StatusWriter {
     private readonly entity: ObjectEntity,
     private readonly write: (input: WriteStatusInput, summary: string) => Promise<unknown>,
   ) {}
+
+  /** Records the status an observation read, at the object's `resourceVersion`. */
+  observed(status: ObjectStatus, resourceVersion: string): void {
+    this.known = status;
+    this.knownVersion = resourceVersion || undefined;
+  }
 
   /**
    * Makes `wanted` the object's status: the run's phase and conditions follow at once; the write
@@ -44,6 +52,8 @@ export class StatusWriter {
       entity.conditions = wanted.conditions;
       if (sameStatus(this.known, wanted)) return;
       const phaseChanged = this.known.phase !== wanted.phase;
+      // Observed with no status at all: the write needs no read first (see WriteStatusInput).
+      const expectedVersion = this.knownVersion && Object.keys(this.known).length === 0 ? this.knownVersion : undefined;
       await this.write(
         {
           ref: entity.ref,
@@ -58,12 +68,14 @@ export class StatusWriter {
                 },
               }
             : {}),
+          ...(expectedVersion ? { expectedVersion } : {}),
         },
         `status ${wanted.phase} gen ${wanted.observedGeneration} · ${entity.ref.kind} ${entity.where}`,
       );
       // Fields a pass did not report stay as they were written.
       const fields = { ...this.known.fields, ...wanted.fields };
       this.known = Object.keys(fields).length > 0 ? { ...wanted, fields } : wanted;
+      this.knownVersion = undefined;
       entity.statusWritten = true;
     });
     this.chain = next.catch(() => undefined);

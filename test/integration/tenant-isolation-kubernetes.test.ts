@@ -8,6 +8,8 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
+import { createActivities } from '../../activities';
+import type { Observation } from '../../core/activity-contract';
 import claims from '../fixtures/operators/claims';
 import { randomSuffix, useStack } from '../support/harness';
 import {
@@ -312,6 +314,101 @@ describe('tenant isolation: children and status', () => {
       expect(current.status?.conditions?.filter((c) => c.type === 'Ready')).toHaveLength(1);
     }
   }, 180_000);
+});
+
+describe('tenant isolation: the first status write of a new object, made without a read', () => {
+  const t = useStack();
+  const group = 'claims.example.com';
+  // The activities alone, against the real API server, in a namespace no bridge watches: the test
+  // decides what happens between the observation and the write.
+  let activities: ReturnType<typeof createActivities>;
+  beforeAll(async () => {
+    await installOperatorCrds(t, claims);
+    activities = createActivities({ kc: t.kc, operator: claims, logger: pino({ level: 'warn' }) });
+  });
+  const coords = (name: string) => ({ group, version: 'v1', namespace: t.namespace, plural: 'claims', name });
+  const refOf = (name: string) => ({ group, version: 'v1', kind: 'Claim', namespace: t.namespace, name });
+  async function observedNew(name: string): Promise<Extract<Observation, { found: true }>> {
+    await t.custom.createNamespacedCustomObject({
+      ...coords(name),
+      body: { apiVersion: `${group}/v1`, kind: 'Claim', metadata: { name }, spec: { kind: 'ConfigMap', name } },
+    });
+    const obs = await activities.observeObject({ ref: refOf(name) });
+    if (!obs.found) throw new Error(`${name} not observed`);
+    expect(obs.status).toEqual({});
+    return obs;
+  }
+  const ready = (generation: number) => ({
+    observedGeneration: generation,
+    phase: 'Ready' as const,
+    conditions: [{ type: 'Ready', status: 'True' as const, reason: 'Reconciled', message: 'ok' }],
+  });
+
+  it('given nothing changed since the observation, the status is written at the observed version', async () => {
+    const name = `c-${randomSuffix()}`;
+    const obs = await observedNew(name);
+    const result = await activities.writeStatus({
+      ref: refOf(name),
+      uid: obs.uid,
+      status: ready(obs.generation),
+      expectedVersion: obs.resourceVersion,
+    });
+    expect(result).toEqual({ written: true });
+    const after = (await t.custom.getNamespacedCustomObject(coords(name))) as Claimed;
+    expect(after.status?.phase).toBe('Ready');
+    expect(after.status?.conditions?.map((c) => c.type)).toEqual(['Ready']);
+  });
+
+  it('given another controller’s condition written after the observation, the write is redone on a read and keeps it', async () => {
+    const name = `c-${randomSuffix()}`;
+    const obs = await observedNew(name);
+    const foreign: Condition = {
+      type: 'example.com/Audited',
+      status: 'True',
+      reason: 'AuditPassed',
+      message: 'written between observe and the status write',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    };
+    await t.custom.patchNamespacedCustomObjectStatus(
+      { ...coords(name), body: { status: { conditions: [foreign] } } },
+      mergePatch,
+    );
+    const result = await activities.writeStatus({
+      ref: refOf(name),
+      uid: obs.uid,
+      status: ready(obs.generation),
+      expectedVersion: obs.resourceVersion,
+    });
+    expect(result).toEqual({ written: true });
+    const after = (await t.custom.getNamespacedCustomObject(coords(name))) as Claimed;
+    expect(after.status?.phase).toBe('Ready');
+    expect(after.status?.conditions).toContainEqual(foreign);
+  });
+
+  it('given the object deleted and a new one of the same name created, the new one is left alone', async () => {
+    const name = `c-${randomSuffix()}`;
+    const obs = await observedNew(name);
+    // Its finalizer (added by the observation) removed, so the delete completes at once.
+    await t.custom.patchNamespacedCustomObject(
+      { ...coords(name), body: { metadata: { finalizers: null } } },
+      mergePatch,
+    );
+    await t.custom.deleteNamespacedCustomObject(coords(name));
+    await t.custom.createNamespacedCustomObject({
+      ...coords(name),
+      body: { apiVersion: `${group}/v1`, kind: 'Claim', metadata: { name }, spec: { kind: 'ConfigMap', name } },
+    });
+    const result = await activities.writeStatus({
+      ref: refOf(name),
+      uid: obs.uid,
+      status: ready(obs.generation),
+      expectedVersion: obs.resourceVersion,
+    });
+    expect(result).toEqual({ written: false, reason: 'gone' });
+    const after = (await t.custom.getNamespacedCustomObject(coords(name))) as Claimed;
+    expect(after.metadata.uid).not.toBe(obs.uid);
+    expect(after.status).toBeUndefined();
+  });
 });
 
 describe('tenant isolation: the built-in App named like an existing Service', () => {

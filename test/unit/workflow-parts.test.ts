@@ -146,6 +146,23 @@ describe('StatusWriter: status only when it changed', () => {
     expect(writes[1]!.event).toBeUndefined();
   });
 
+  it('given an observation with no status, the first write carries its resourceVersion (no read needed), later ones do not', async () => {
+    const e = new ObjectEntity({ ref });
+    const writes: WriteStatusInput[] = [];
+    const w = new StatusWriter(e, async (input) => void writes.push(input));
+    w.observed({}, '41');
+    await w.writeIfChanged('u1', desiredStatus({ phase: 'Degraded', generation: 1 }));
+    await w.writeIfChanged('u1', desiredStatus({ phase: 'Ready', generation: 1 }));
+    expect(writes.map((x) => x.expectedVersion)).toEqual(['41', undefined]);
+    // A status already there (even another controller's condition alone) is read and merged first.
+    w.observed({ conditions: [{ type: 'Other', status: 'True', reason: 'X', message: '' }] }, '42');
+    await w.writeIfChanged('u1', desiredStatus({ phase: 'Ready', generation: 2 }));
+    expect(writes[2]!.expectedVersion).toBeUndefined();
+    w.observed({}, '');
+    await w.writeIfChanged('u1', desiredStatus({ phase: 'Ready', generation: 3 }));
+    expect(writes[3]!.expectedVersion).toBeUndefined();
+  });
+
   it('given writes started together, they run one after the other, and a failed write does not block the next', async () => {
     const e = new ObjectEntity({ ref });
     const order: string[] = [];
