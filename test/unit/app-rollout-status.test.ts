@@ -112,4 +112,14 @@ describe('status fields in the CRD', () => {
       /status field phase is homeostat's own.*status field "Bad-Name" must be a lowerCamelCase.*type "object" must be one of/,
     );
   });
+
+  it('given a status field declared as null or undefined (plain JavaScript), the CRD is refused with a message, not a TypeError', () => {
+    for (const field of [null, undefined]) {
+      expect(() =>
+        customResourceDefinition(plan, z.object({}), {
+          status: { readyReplicas: field as unknown as { type: 'integer' } },
+        }),
+      ).toThrow('status field "readyReplicas": type undefined must be one of integer, number, string, boolean');
+    }
+  });
 });

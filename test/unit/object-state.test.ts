@@ -231,7 +231,12 @@ describe('object workflow status decisions', () => {
       desiredStatus({
         phase: 'Reconciling',
         generation: 3,
-        steps: [{ name: 'config', message: 'ConfigMap x' }, { name: 'deployment' }, { name: 'service' }],
+        steps: [
+          { name: 'config', message: 'ConfigMap x' },
+          { name: 'secret' },
+          { name: 'deployment' },
+          { name: 'service' },
+        ],
         progressing: [
           { step: 'deployment', message: '2/3 replicas ready' },
           { step: 'service', message: 'no endpoints yet' },
@@ -246,6 +251,8 @@ describe('object workflow status decisions', () => {
         cond('Progressing', 'True', 'Progressing', 'deployment: 2/3 replicas ready; service: no endpoints yet', 3),
         cond('Degraded', 'False', 'Progressing', 'No step is failing', 3),
         cond('ConfigReady', 'True', 'StepSucceeded', 'ConfigMap x', 3),
+        // A succeeded step without a message of its own says so.
+        cond('SecretReady', 'True', 'StepSucceeded', 'succeeded', 3),
         cond('DeploymentReady', 'False', 'InProgress', '2/3 replicas ready', 3),
         cond('ServiceReady', 'False', 'InProgress', 'no endpoints yet', 3),
       ],
@@ -262,9 +269,12 @@ describe('object workflow status decisions', () => {
   });
 
   it('given Pending, the phase is the reason and the message defaults to it', () => {
-    expect(desiredStatus({ phase: 'Pending', generation: 7 }).conditions[0]).toEqual(
+    // Pending is the one phase of the default branch: every condition pinned, not only Ready.
+    expect(desiredStatus({ phase: 'Pending', generation: 7 }).conditions).toEqual([
       cond('Ready', 'False', 'Pending', 'Pending'),
-    );
+      cond('Progressing', 'True', 'Pending', 'Reconcile in progress'),
+      cond('Degraded', 'False', 'Pending', 'No step is failing'),
+    ]);
     expect(desiredStatus({ phase: 'Pending', generation: 7, message: 'waiting' }).conditions[0]).toEqual(
       cond('Ready', 'False', 'Pending', 'waiting'),
     );
