@@ -344,15 +344,19 @@ describe('tenant isolation: the first status write of a new object, made without
     conditions: [{ type: 'Ready', status: 'True' as const, reason: 'Reconciled', message: 'ok' }],
   });
 
-  it('given nothing changed since the observation, the status is written at the observed version', async () => {
-    const name = `c-${randomSuffix()}`;
-    const obs = await observedNew(name);
-    const result = await activities.writeStatus({
+  /** The status write of a first pass: Ready, at the version observe saw, with no read first. */
+  const writeAsObserved = (name: string, obs: Extract<Observation, { found: true }>) =>
+    activities.writeStatus({
       ref: refOf(name),
       uid: obs.uid,
       status: ready(obs.generation),
       expectedVersion: obs.resourceVersion,
     });
+
+  it('given nothing changed since the observation, the status is written at the observed version', async () => {
+    const name = `c-${randomSuffix()}`;
+    const obs = await observedNew(name);
+    const result = await writeAsObserved(name, obs);
     expect(result).toEqual({ written: true });
     const after = (await t.custom.getNamespacedCustomObject(coords(name))) as Claimed;
     expect(after.status?.phase).toBe('Ready');
@@ -373,12 +377,7 @@ describe('tenant isolation: the first status write of a new object, made without
       { ...coords(name), body: { status: { conditions: [foreign] } } },
       mergePatch,
     );
-    const result = await activities.writeStatus({
-      ref: refOf(name),
-      uid: obs.uid,
-      status: ready(obs.generation),
-      expectedVersion: obs.resourceVersion,
-    });
+    const result = await writeAsObserved(name, obs);
     expect(result).toEqual({ written: true });
     const after = (await t.custom.getNamespacedCustomObject(coords(name))) as Claimed;
     expect(after.status?.phase).toBe('Ready');
@@ -398,12 +397,7 @@ describe('tenant isolation: the first status write of a new object, made without
       ...coords(name),
       body: { apiVersion: `${group}/v1`, kind: 'Claim', metadata: { name }, spec: { kind: 'ConfigMap', name } },
     });
-    const result = await activities.writeStatus({
-      ref: refOf(name),
-      uid: obs.uid,
-      status: ready(obs.generation),
-      expectedVersion: obs.resourceVersion,
-    });
+    const result = await writeAsObserved(name, obs);
     expect(result).toEqual({ written: false, reason: 'gone' });
     const after = (await t.custom.getNamespacedCustomObject(coords(name))) as Claimed;
     expect(after.metadata.uid).not.toBe(obs.uid);
