@@ -210,6 +210,28 @@ function controllerOf(obj: k8s.KubernetesObject): k8s.V1OwnerReference | undefin
   return (obj.metadata?.ownerReferences ?? []).find((o) => o.controller === true);
 }
 
+/** Whether an error is a Kubernetes 422 Invalid (by code). */
+function isInvalid(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 422;
+}
+
+/**
+ * The JSON merge patch that puts a controlled child's content back as `desired` has it: every field
+ * but `metadata` (labels, annotations and owner references other managers added stay), with the
+ * resourceVersion read as its precondition. Lists are replaced whole, maps merged.
+ */
+function replacementOf<T extends k8s.KubernetesObject>(desired: T): T {
+  const { metadata, ...content } = desired;
+  return {
+    ...content,
+    metadata: {
+      name: metadata?.name,
+      ...(metadata?.namespace ? { namespace: metadata.namespace } : {}),
+      resourceVersion: metadata?.resourceVersion,
+    },
+  } as T;
+}
+
 /** How many times an apply re-reads a child that changed between its ownership check and its write. */
 const childConflictRetries = 5;
 
@@ -228,6 +250,9 @@ const childConflictRetries = 5;
  * ports, ownerReferences) merge by key, so an apply adds to them without any conflict.
  * After a create, homeostat's `Update` entry in managedFields is dropped (once), so later applies own
  * exactly the fields they send and a field removed from the desired state is removed from the child.
+ * An apply refused with 422 on a controlled child (another manager's list entry clashing with
+ * homeostat's, such as a Service port renumbered by hand under the same name) is put back once with a
+ * JSON merge patch of the desired content and applied again.
  *
  * A namespaced child defaults to the owner's namespace, and a namespaced owner's children must live in
  * its namespace (Kubernetes' garbage collector ignores cross-namespace owners); a cluster-scoped owner
@@ -298,6 +323,7 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
         delete body.metadata?.managedFields;
         delete body.metadata?.resourceVersion;
         delete body.metadata?.uid;
+        let replaced = false;
         for (let attempt = 0; ; attempt++) {
           let existing: T | undefined;
           try {
@@ -314,14 +340,34 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
               ...body,
               metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
             };
-            let applied: T = await objects.patch<T>(
-              precondition,
-              undefined,
-              undefined,
-              fieldManager,
-              true,
-              k8s.PatchStrategy.ServerSideApply,
-            );
+            let applied: T;
+            try {
+              applied = await objects.patch<T>(
+                precondition,
+                undefined,
+                undefined,
+                fieldManager,
+                true,
+                k8s.PatchStrategy.ServerSideApply,
+              );
+            } catch (err) {
+              if (!isInvalid(err) || replaced) throw err;
+              // 422 on a child this owner controls: entries another manager added to a list-map merge
+              // with ours by key (a Service port renumbered by hand keeps its name beside ours: a
+              // duplicate name). Put the child back as homeostat wants it — a JSON merge patch replaces
+              // each list it sends whole — and apply again so the fields are homeostat's once more. A
+              // desired state that is itself invalid fails the merge patch with the server's reason.
+              await objects.patch<T>(
+                replacementOf(precondition),
+                undefined,
+                undefined,
+                fieldManager,
+                undefined,
+                k8s.PatchStrategy.MergePatch,
+              );
+              replaced = true;
+              continue;
+            }
             const mine = (applied.metadata?.managedFields ?? []).filter(
               (m) => m.manager === fieldManager && m.operation === 'Update' && !m.subresource,
             );

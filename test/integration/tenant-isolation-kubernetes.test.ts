@@ -246,6 +246,34 @@ describe('tenant isolation: children and status', () => {
     throw new Error('the edited child was not put back');
   }, 90_000);
 
+  it('given a Service homeostat created whose ports another manager replaced with a port of the same name, the ports are put back and the claim stays Ready', async () => {
+    const name = `ports-${randomSuffix()}`;
+    const claim = `c-${randomSuffix()}`;
+    await createClaim(claim, { kind: 'Service', name, port: 8080 });
+    await waitFor(claim, 'Ready', (c) => c.status?.phase === 'Ready');
+    // A merge patch replaces the list: port 81 under homeostat's port name, owned by another manager.
+    // A plain server-side apply would merge port 8080 back beside it (ports are keyed by port and
+    // protocol): two ports named "claimed", which the API server refuses with 422.
+    await t.core.patchNamespacedService(
+      { namespace: t.namespace, name, body: { spec: { ports: [{ name: 'claimed', port: 81, protocol: 'TCP' }] } } },
+      mergePatch,
+    );
+    let ports: k8s.V1ServicePort[] | undefined;
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(250)) {
+      ports = (await t.core.readNamespacedService({ namespace: t.namespace, name })).spec?.ports;
+      if (ports?.length === 1 && ports[0]?.port === 8080) break;
+    }
+    expect(ports?.map((p) => [p.name, p.port])).toEqual([['claimed', 8080]]);
+    // homeostat owns the port again by its apply (the merge patch's Update entry is gone), and the
+    // claim is Ready: no pass failed on the 422.
+    const service = await t.core.readNamespacedService({ namespace: t.namespace, name });
+    const appliers = (service.metadata?.managedFields ?? []).filter((m) => m.manager === 'homeostat');
+    expect(appliers.map((m) => m.operation)).toEqual(['Apply']);
+    const after = await getClaim(claim);
+    expect(after.status?.phase).toBe('Ready');
+    expect(ready(after)?.status).toBe('True');
+  }, 90_000);
+
   it('given a claim naming an existing object in another namespace, homeostat refuses (a namespaced owner owns children only in its namespace) and the object is unchanged', async () => {
     const name = `cross-${randomSuffix()}`;
     await objects.create(unowned('Secret', other, name));
