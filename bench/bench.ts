@@ -20,7 +20,7 @@ import { latencyScenario } from './scenarios/latency';
 import { memoryScenario } from './scenarios/memory';
 import { stormScenario } from './scenarios/storm';
 import { type SizeName, sizes } from './sizes';
-import { type BenchContext, connectClient, startWorkers } from './systems';
+import { type BenchContext, connectClient, startWorkers, type WorkerPlacement } from './systems';
 
 /** Options of {@link runBench}. */
 export interface RunBenchOptions {
@@ -38,6 +38,12 @@ export interface RunBenchOptions {
    * @default 'error'
    */
   readonly logLevel?: 'error' | 'warn' | 'info' | 'debug';
+  /**
+   * Where the three Temporal workers run: each in its own process, as deployed, or inside the
+   * benchmark's process (beside the bridges, controllers and Ready watches, sharing one event loop).
+   * @default 'processes'
+   */
+  readonly workers?: WorkerPlacement;
 }
 
 /** What {@link runBench} returns: the result and the files it wrote. */
@@ -50,6 +56,7 @@ export interface RunBenchOutcome {
 export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchOutcome> {
   const size = options.size ?? 'full';
   const parameters = sizes[size];
+  const workers = options.workers ?? 'processes';
   const progress = options.progress ?? ((line: string) => process.stderr.write(`[bench] ${line}\n`));
   const workDir = mkdtempSync(join(tmpdir(), 'homeostat-bench-'));
   const runId = `bench-${randomBytes(3).toString('hex')}`;
@@ -85,8 +92,10 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       kube,
       temporalAddress: endpoints.temporalAddress,
       temporalNamespace: endpoints.temporalNamespace,
+      kubeconfig: endpoints.kubeconfig,
       log,
       workDir,
+      placement: workers,
     });
     cleanup.unshift(() => started.workers.stop());
     const ctx: BenchContext = {
@@ -107,7 +116,9 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
     };
     const environment = await describeEnvironment(kube.kc, client);
     const t0 = performance.now();
-    progress(`size ${size}: ${JSON.stringify(parameters)}`);
+    progress(
+      `size ${size}, workers ${workers === 'processes' ? 'in processes of their own' : 'in process'}: ${JSON.stringify(parameters)}`,
+    );
     // The at-rest objects idle on a worker of their own while the other scenarios run.
     const rest = await startAtRest(ctx, parameters.atRest);
     cleanup.unshift(() => rest.stop());
@@ -120,6 +131,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
     const result: BenchResult = {
       size,
       parameters,
+      workers,
       environment,
       durationSeconds: Math.round((performance.now() - t0) / 1000),
       scenarios: { latency, burst, storm, memory, cost, atRest },

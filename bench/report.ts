@@ -10,12 +10,14 @@ import type { MemoryResult } from './scenarios/memory';
 import type { StormResult } from './scenarios/storm';
 import type { BenchSize, SizeName } from './sizes';
 import { ratio, round } from './stats';
-import type { SystemName } from './systems';
+import type { SystemName, WorkerPlacement } from './systems';
 
 /** Everything one run measured. */
 export interface BenchResult {
   readonly size: SizeName;
   readonly parameters: BenchSize;
+  /** Where the Temporal workers ran (results before it was recorded: in process). */
+  readonly workers?: WorkerPlacement;
   readonly environment: Environment;
   /** Wall-clock time of the scenarios (stack start and bundling not included). */
   readonly durationSeconds: number;
@@ -136,7 +138,11 @@ export function markdown(result: BenchResult): string {
     `- date: ${env.date}, commit ${env.gitCommit}, scenarios took ${Math.round(result.durationSeconds)} s`,
     `- machine: ${m.cpuModel}, ${m.cores} cores, ${m.memGiB} GiB, ${m.os}; load average at start ${m.loadAverageAtStart.join(' / ')} (shared machine: timings are noisy)`,
     `- versions: Node ${v.node}, Temporal SDK ${v.temporalSdk}, Temporal dev server ${v.temporalCli} (server ${v.temporalServer}, SQLite), Kubernetes ${v.kubernetes}, etcd ${v.etcd}, @kubernetes/client-node ${v.kubernetesClientNode}`,
-    '- all systems ran on one local stack (`devstack`), in one process, one after the other; every time is observed through a watch',
+    `- all systems ran on one local stack (\`devstack\`), one after the other; ${
+      (result.workers ?? 'in-process') === 'processes'
+        ? 'each Temporal worker in a process of its own (as deployed), the bridges, signals, controllers and Ready watches in the benchmark’s process'
+        : 'the Temporal workers, bridges, signals, controllers and Ready watches all in one process'
+    }; every time is observed through a watch`,
     '',
     table,
     '',

@@ -1,15 +1,17 @@
 /**
- * `npm run bench [-- --size small|full] [--out DIR]`: starts a local stack, runs the five scenarios
+ * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process]`: starts a local stack, runs the five scenarios
  * against homeostat and its baselines, prints the markdown table, writes the results and stops the
  * stack (also on Ctrl-C).
  */
 import { readFileSync } from 'node:fs';
 import { runBench } from './bench';
 import type { SizeName } from './sizes';
+import type { WorkerPlacement } from './systems';
 
-function parseArgs(argv: readonly string[]): { size: SizeName; out?: string } {
+function parseArgs(argv: readonly string[]): { size: SizeName; out?: string; workers: WorkerPlacement } {
   let size: SizeName = 'full';
   let out: string | undefined;
+  let workers: WorkerPlacement = 'processes';
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -22,18 +24,29 @@ function parseArgs(argv: readonly string[]): { size: SizeName; out?: string } {
       if (v !== 'full' && v !== 'small') throw new Error(`--size must be full or small, not ${v}`);
       size = v;
     } else if (arg.startsWith('--out')) out = value();
-    else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: npm run bench -- [--size full|small] [--out DIR]\n');
+    else if (arg.startsWith('--workers')) {
+      const v = value();
+      if (v !== 'processes' && v !== 'in-process')
+        throw new Error(`--workers must be processes or in-process, not ${v}`);
+      workers = v;
+    } else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(
+        'usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process]\n',
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
   }
-  return { size, ...(out ? { out } : {}) };
+  return { size, workers, ...(out ? { out } : {}) };
 }
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const started = Date.now();
-  const { files } = await runBench({ size: args.size, ...(args.out ? { resultsDir: args.out } : {}) });
+  const { files } = await runBench({
+    size: args.size,
+    workers: args.workers,
+    ...(args.out ? { resultsDir: args.out } : {}),
+  });
   process.stdout.write(`\n${readFileSync(files.md, 'utf8')}\n`);
   process.stdout.write(
     `wrote ${files.json}, ${files.md} and ${files.latest} in ${Math.round((Date.now() - started) / 1000)} s\n`,

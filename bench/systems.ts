@@ -8,13 +8,17 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
+import { shareConnections } from '../config';
 import { Bridge } from '../informer-bridge';
 import { watchedResourcesFor } from '../informer-bridge/operator-resources';
 import { bundleObjectWorkflows, createHomeostatWorker, installRuntime } from '../workers/create-worker';
 import { PinoTemporalLogger } from '../workers/logger';
+import { type Child, spawnChild } from './children/spawn';
+import type { WorkerChildOptions, WorkerChildSystem } from './children/worker-child';
 import { InProcessController } from './controller';
 import type { BenchObjectBody, Kube } from './objects';
 import { createRawActivities } from './raw/activities';
@@ -66,13 +70,26 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
-/** Bundles both workflow entries and starts homeostat's worker and the raw baseline's worker. */
+/**
+ * Where the benchmark's three Temporal workers run: each in a process of its own, as a deployment runs
+ * them (`homeostat worker` apart from the bridge; the baseline's worker apart from what signals it),
+ * or all inside the benchmark's process beside the bridges, the controllers and the Ready watches.
+ */
+export type WorkerPlacement = 'processes' | 'in-process';
+
+/**
+ * Bundles both workflow entries and starts homeostat's two workers (local and regular steps) and the
+ * raw baseline's worker, placed as `placement` says.
+ */
 export async function startWorkers(options: {
   kube: Kube;
   temporalAddress: string;
   temporalNamespace: string;
+  kubeconfig: string;
   log: Logger;
   workDir: string;
+  /** @default 'processes' */
+  placement?: WorkerPlacement;
 }): Promise<{
   workers: Workers;
   homeostatQueue: string;
@@ -94,6 +111,36 @@ export async function startWorkers(options: {
   ]);
   const homeostatBundlePath = join(options.workDir, 'homeostat-bench-bundle.js');
   writeFileSync(homeostatBundlePath, homeostatBundle.code);
+  const queues = { homeostatQueue, homeostatRegularQueue, rawQueue, homeostatBundlePath };
+  if ((options.placement ?? 'processes') === 'processes') {
+    const rawBundlePath = join(options.workDir, 'raw-bench-bundle.js');
+    writeFileSync(rawBundlePath, rawBundle.code);
+    const child = (system: WorkerChildSystem, taskQueue: string, bundlePath: string): Child =>
+      spawnChild('worker-child.ts', {
+        kubeconfig: options.kubeconfig,
+        temporalAddress: options.temporalAddress,
+        temporalNamespace: options.temporalNamespace,
+        taskQueue,
+        bundlePath,
+        system,
+        identity: `bench-${system}-worker`,
+      } satisfies WorkerChildOptions);
+    const children = [
+      child('homeostat', homeostatQueue, homeostatBundlePath),
+      child('homeostatRegular', homeostatRegularQueue, homeostatBundlePath),
+      child('raw', rawQueue, rawBundlePath),
+    ];
+    const stop = async (): Promise<void> => {
+      await Promise.allSettled(children.map((c) => c.stop()));
+    };
+    try {
+      await Promise.all(children.map((c) => c.next('ready', 120_000)));
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+    return { ...queues, workers: { stop } };
+  }
   const connection = await NativeConnection.connect({ address: options.temporalAddress });
   // Both homeostat workers run the same code and bundle; only the operator's plan differs (plans
   // travel in history).
@@ -115,16 +162,13 @@ export async function startWorkers(options: {
     namespace: options.temporalNamespace,
     taskQueue: rawQueue,
     workflowBundle: { code: rawBundle.code },
-    activities: createRawActivities(options.kube.custom),
+    activities: createRawActivities(shareConnections(options.kube.kc).makeApiClient(k8s.CustomObjectsApi)),
     identity: `bench-raw-${process.pid}`,
     maxConcurrentActivityTaskExecutions: 20, // homeostat's default
   });
   const running = [homeostat.run(), homeostatRegular.run(), raw.run()];
   return {
-    homeostatQueue,
-    homeostatRegularQueue,
-    rawQueue,
-    homeostatBundlePath,
+    ...queues,
     workers: {
       async stop() {
         homeostat.shutdown();

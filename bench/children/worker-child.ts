@@ -1,38 +1,66 @@
 /**
- * Memory scenario child: homeostat's worker with the benchmark reconciler, on a task queue of its
- * own, loading the prebuilt workflow bundle (no bundler in this process). Answers `measure` with its
- * memory and the number of workflows in its cache.
+ * A benchmark worker in a process of its own, as a deployment runs it: homeostat's worker with the
+ * benchmark reconciler (its steps local or regular), or the raw baseline's worker, on a task queue of
+ * its own, loading a prebuilt workflow bundle (no bundler in this process). Reports `ready` once
+ * polling; answers `measure` with its memory and the number of workflows in its cache.
  */
 import * as k8s from '@kubernetes/client-node';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
+import { shareConnections } from '../../config';
 import { createHomeostatWorker } from '../../workers/create-worker';
-import { benchReconciler } from '../reconciler';
+import { createRawActivities } from '../raw/activities';
+import { benchReconciler, benchRegularReconciler } from '../reconciler';
 import { childOptions, exitWithParent, measureMemory, report } from './measure';
 
-interface Options {
+/** Which worker the child runs. */
+export type WorkerChildSystem = 'homeostat' | 'homeostatRegular' | 'raw';
+
+/** The options of a worker child (JSON in its first argument). */
+export interface WorkerChildOptions {
   kubeconfig: string;
   temporalAddress: string;
   temporalNamespace: string;
   taskQueue: string;
+  /** The workflow bundle of the system (homeostat's, or the raw baseline's). */
   bundlePath: string;
+  /** @default 'homeostat' */
+  system?: WorkerChildSystem;
+  /** The worker's identity in Temporal. */
+  identity?: string;
 }
 
 async function main(): Promise<void> {
-  const opts = childOptions<Options>();
+  const opts = childOptions<WorkerChildOptions>();
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(opts.kubeconfig);
   const connection = await NativeConnection.connect({ address: opts.temporalAddress });
-  const worker = await createHomeostatWorker({
+  const common = {
     connection,
     namespace: opts.temporalNamespace,
     taskQueue: opts.taskQueue,
     workflowBundle: { codePath: opts.bundlePath },
-    operator: { name: 'bench', reconcilers: [benchReconciler] },
-    kc,
-    logger: pino({ level: 'warn' }, pino.destination(2)),
     shutdownGraceTime: '1 second',
-  });
+    ...(opts.identity ? { identity: opts.identity } : {}),
+  };
+  const system = opts.system ?? 'homeostat';
+  const worker =
+    system === 'raw'
+      ? await Worker.create({
+          ...common,
+          // The same client set-up as homeostat's activities (kept-alive, shared connections).
+          activities: createRawActivities(shareConnections(kc).makeApiClient(k8s.CustomObjectsApi)),
+          maxConcurrentActivityTaskExecutions: 20, // homeostat's default
+        })
+      : await createHomeostatWorker({
+          ...common,
+          operator:
+            system === 'homeostat'
+              ? { name: 'bench', reconcilers: [benchReconciler] }
+              : { name: 'bench-regular', reconcilers: [benchRegularReconciler] },
+          kc,
+          logger: pino({ level: 'warn' }, pino.destination(2)),
+        });
   const running = worker.run();
   exitWithParent(async () => {
     worker.shutdown();

@@ -4,12 +4,10 @@
  * `@kubernetes/client-node` informer holding the same objects; and homeostat's worker before and after
  * a number of object workflows are cached, giving RSS per cached workflow.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { repoRoot } from '../../devstack/paths';
 import { objectWorkflowStartOptions, reconcileRequestedSignal } from '../../core/definitions';
 import type { MemorySample } from '../children/measure';
+import { spawnChild } from '../children/spawn';
 import { type BenchObjectBody, createNamespace, createObject, forEachLimited, ReadyWatch } from '../objects';
 import { benchPlan } from '../reconciler';
 import { round } from '../stats';
@@ -51,60 +49,6 @@ export interface MemoryResult {
     readonly rssBeforeMiB: number;
     readonly rssAfterMiB: number;
     readonly kibPerWorkflow: number;
-  };
-}
-
-interface Child {
-  readonly proc: ChildProcess;
-  next(type: string, timeoutMs?: number): Promise<Record<string, unknown>>;
-  stop(): Promise<void>;
-}
-
-function spawnChild(script: string, options: object): Child {
-  const proc = fork(join(__dirname, '../children', script), [JSON.stringify(options)], {
-    cwd: repoRoot,
-    execArgv: ['--import', 'tsx', '--expose-gc'],
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-  });
-  let stderr = '';
-  proc.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const queue: Record<string, unknown>[] = [];
-  const waiters: ((m: Record<string, unknown>) => void)[] = [];
-  proc.on('message', (m: Record<string, unknown>) => {
-    const w = waiters.shift();
-    if (w) w(m);
-    else queue.push(m);
-  });
-  return {
-    proc,
-    next(type, timeoutMs = 900_000) {
-      const queued = queue.shift();
-      if (queued)
-        return queued.type === type ? Promise.resolve(queued) : Promise.reject(new Error(`got ${String(queued.type)}`));
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`${script}: no ${type} in ${timeoutMs} ms: ${stderr}`)),
-          timeoutMs,
-        );
-        void exited.then(() => {
-          clearTimeout(timer);
-          reject(new Error(`${script} exited: ${stderr}`));
-        });
-        waiters.push((m) => {
-          clearTimeout(timer);
-          if (m.type === type) resolve(m);
-          else reject(new Error(`${script}: expected ${type}, got ${JSON.stringify(m)}`));
-        });
-      });
-    },
-    async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.send({ type: 'exit' });
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
   };
 }
 

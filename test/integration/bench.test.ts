@@ -31,6 +31,7 @@ describe('bench: homeostat against its baselines (small size)', () => {
 
     const result = JSON.parse(readFileSync(files.json, 'utf8'));
     expect(result.size).toBe('small');
+    expect(result.workers).toBe('processes');
     expect(Object.keys(result.scenarios).sort()).toEqual(['atRest', 'burst', 'cost', 'latency', 'memory', 'storm']);
     const systems = ['homeostat', 'homeostatRegular', 'rawTemporal', 'controller'];
     expect(Object.keys(result.scenarios.latency.systems).sort()).toEqual([...systems].sort());

@@ -1,0 +1,66 @@
+/**
+ * Starting the benchmark's child processes (TypeScript through tsx, `--expose-gc` for memory
+ * measurements) and talking to them over the IPC channel: each message the child reports is awaited
+ * by type, in order; `stop` asks it to exit and kills it after 10 s.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
+import { repoRoot } from '../../devstack/paths';
+
+/** A running child process of the benchmark. */
+export interface Child {
+  readonly proc: ChildProcess;
+  /** The next message the child reports; rejects if it is of another type, late, or the child exits. */
+  next(type: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Asks the child to exit (SIGKILL after 10 s) and waits until it has. */
+  stop(): Promise<void>;
+}
+
+/** Forks `script` (a file in bench/children) with its options as JSON in the first argument. */
+export function spawnChild(script: string, options: object): Child {
+  const proc = fork(join(__dirname, script), [JSON.stringify(options)], {
+    cwd: repoRoot,
+    execArgv: ['--import', 'tsx', '--expose-gc'],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  proc.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const queue: Record<string, unknown>[] = [];
+  const waiters: ((m: Record<string, unknown>) => void)[] = [];
+  proc.on('message', (m: Record<string, unknown>) => {
+    const w = waiters.shift();
+    if (w) w(m);
+    else queue.push(m);
+  });
+  return {
+    proc,
+    next(type, timeoutMs = 900_000) {
+      const queued = queue.shift();
+      if (queued)
+        return queued.type === type ? Promise.resolve(queued) : Promise.reject(new Error(`got ${String(queued.type)}`));
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`${script}: no ${type} in ${timeoutMs} ms: ${stderr}`)),
+          timeoutMs,
+        );
+        void exited.then(() => {
+          clearTimeout(timer);
+          reject(new Error(`${script} exited: ${stderr}`));
+        });
+        waiters.push((m) => {
+          clearTimeout(timer);
+          if (m.type === type) resolve(m);
+          else reject(new Error(`${script}: expected ${type}, got ${JSON.stringify(m)}`));
+        });
+      });
+    },
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.send({ type: 'exit' });
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
