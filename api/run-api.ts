@@ -17,7 +17,7 @@ import { apiKindsOf, buildApiServer } from './server';
 export interface RunningApi {
   /** The listening address, e.g. `http://127.0.0.1:8080`. */
   readonly address: string;
-  /** Closes the server (in-flight requests finish) and the Temporal connection. */
+  /** Closes the server (in-flight requests finish) and the Temporal connection; calling it again waits for the first call. */
   stop(): Promise<void>;
 }
 
@@ -99,15 +99,21 @@ export async function startApiComponent(options: {
     watchFile(tlsFiles.cert, { interval: 30_000 }, reload);
     watchFile(tlsFiles.key, { interval: 30_000 }, reload);
   }
+  let stopping: Promise<void> | undefined;
   return {
     address,
-    async stop() {
-      if (tlsFiles) {
-        unwatchFile(tlsFiles.cert, reload);
-        unwatchFile(tlsFiles.key, reload);
-      }
-      await app.close();
-      await connection.close();
+    stop() {
+      // Once: a Ctrl-C reaches every process of the terminal's group, so the API may get SIGINT and
+      // then its supervisor's SIGTERM; the second call waits for the first.
+      stopping ??= (async () => {
+        if (tlsFiles) {
+          unwatchFile(tlsFiles.cert, reload);
+          unwatchFile(tlsFiles.key, reload);
+        }
+        await app.close();
+        await connection.close();
+      })();
+      return stopping;
     },
   };
 }

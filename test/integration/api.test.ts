@@ -342,7 +342,7 @@ describe('HTTP API', () => {
     }
   });
 
-  it('given a certificate, the API process serves HTTPS only: a client trusting the CA gets in, plain HTTP does not, and the CLI talks HTTPS', async () => {
+  it('given a certificate, the API process serves HTTPS only: a client trusting the CA gets in, plain HTTP does not, and the CLI talks HTTPS; stopping it twice (SIGINT and SIGTERM) is one stop', async () => {
     const cert = t.stack.servingCertificate('homeostat-api-test');
     const running = await startApiComponent({
       config: apiEnvSchema.parse({
@@ -394,7 +394,11 @@ describe('HTTP API', () => {
       );
       expect(JSON.parse(stdout).state.phase).toBe('Ready');
     } finally {
-      await running.stop();
+      // SIGINT and SIGTERM both stop the API process (a Ctrl-C reaches the whole process group): the
+      // second stop is the first one, not a second close of the server and the connection.
+      const stopping = running.stop();
+      expect(running.stop()).toBe(stopping);
+      await stopping;
     }
   });
 

@@ -15,6 +15,7 @@ import { devProcessesPath, type DevProcesses } from '../../cli/dev';
 import { stackDir } from '../../devstack';
 import { sleep, waitFor } from '../support/bridge';
 import { randomSuffix } from '../support/harness';
+import { alive } from '../support/process';
 
 const cli = join(__dirname, '../../cli/homeostat.ts');
 
@@ -65,15 +66,6 @@ function processesUsing(dir: string): string[] {
   }
   return found;
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** No stack trace, no error of a child: what a user sees after stopping the demo. */
 function expectQuiet(out: string): void {

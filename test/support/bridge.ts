@@ -10,6 +10,7 @@ import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { WatchedResource } from '../../informer-bridge';
 import { type ObjectRef, type ReconcileRequest, workflowIdFor } from '../../core/definitions';
+import { alive } from './process';
 
 /** Resolves after `ms`. */
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -217,15 +218,6 @@ export async function workflowExists(temporal: Client, ref: ObjectRef): Promise<
   } catch (err) {
     if ((err as Error).name === 'WorkflowNotFoundError') return false;
     throw err;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -5,16 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { restartDelay, Supervisor, type SupervisorEvent } from '../../cli/supervisor';
+import { alive } from '../support/process';
 
 const node = (script: string) => ({ command: process.execPath, args: ['-e', script] });
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
