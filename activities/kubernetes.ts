@@ -10,7 +10,14 @@ import * as k8s from '@kubernetes/client-node';
 import type { ChildClient, ObjectIdentity } from '../core/reconciler';
 import type { ReconcilerPlan } from '../core/plan';
 import type { ObjectRef } from '../core/definitions';
-import { adoptionRefused, fromKubernetesError, HomeostatError, isConflict, isNotFound } from '../core/errors';
+import {
+  adoptionRefused,
+  fromKubernetesError,
+  HomeostatError,
+  isConflict,
+  isInvalid,
+  isNotFound,
+} from '../core/errors';
 import type { EventRecord } from '../core/activity-contract';
 import { statusAnnotations } from '../core/status';
 
@@ -208,11 +215,6 @@ export const managedByValue = 'homeostat';
 /** The controller ownerReference of `obj`, if any. */
 function controllerOf(obj: k8s.KubernetesObject): k8s.V1OwnerReference | undefined {
   return (obj.metadata?.ownerReferences ?? []).find((o) => o.controller === true);
-}
-
-/** Whether an error is a Kubernetes 422 Invalid (by code). */
-function isInvalid(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 422;
 }
 
 /**

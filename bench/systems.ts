@@ -8,11 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { shareConnections } from '../config';
 import { Bridge } from '../informer-bridge';
 import { watchedResourcesFor } from '../informer-bridge/operator-resources';
 import { bundleObjectWorkflows, createHomeostatWorker, installRuntime } from '../workers/create-worker';
@@ -21,7 +19,7 @@ import { type Child, spawnChild } from './children/spawn';
 import type { WorkerChildOptions, WorkerChildSystem } from './children/worker-child';
 import { InProcessController } from './controller';
 import type { BenchObjectBody, Kube } from './objects';
-import { createRawActivities } from './raw/activities';
+import { rawWorkerOptions } from './raw/activities';
 import { rawReconcileSignal, rawWorkflowType } from './raw/definitions';
 import { benchPlan, benchReconciler, benchRegularReconciler } from './reconciler';
 
@@ -162,9 +160,8 @@ export async function startWorkers(options: {
     namespace: options.temporalNamespace,
     taskQueue: rawQueue,
     workflowBundle: { code: rawBundle.code },
-    activities: createRawActivities(shareConnections(options.kube.kc).makeApiClient(k8s.CustomObjectsApi)),
+    ...rawWorkerOptions(options.kube.kc),
     identity: `bench-raw-${process.pid}`,
-    maxConcurrentActivityTaskExecutions: 20, // homeostat's default
   });
   const running = [homeostat.run(), homeostatRegular.run(), raw.run()];
   return {

@@ -177,6 +177,11 @@ export function isConflict(err: unknown): boolean {
   );
 }
 
+/** Whether an error is a Kubernetes 422 Invalid (by code; a client error, before classification). */
+export function isInvalid(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 422;
+}
+
 /**
  * Converts any error thrown inside an activity into the `ApplicationFailure` Temporal sees: the type
  * from the catalog, non-retryable when the catalog says so, and Retry-After as `nextRetryDelay`.

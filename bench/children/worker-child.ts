@@ -7,9 +7,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
-import { shareConnections } from '../../config';
 import { createHomeostatWorker } from '../../workers/create-worker';
-import { createRawActivities } from '../raw/activities';
+import { rawWorkerOptions } from '../raw/activities';
 import { benchReconciler, benchRegularReconciler } from '../reconciler';
 import { childOptions, exitWithParent, measureMemory, report } from './measure';
 
@@ -48,9 +47,7 @@ async function main(): Promise<void> {
     system === 'raw'
       ? await Worker.create({
           ...common,
-          // The same client set-up as homeostat's activities (kept-alive, shared connections).
-          activities: createRawActivities(shareConnections(kc).makeApiClient(k8s.CustomObjectsApi)),
-          maxConcurrentActivityTaskExecutions: 20, // homeostat's default
+          ...rawWorkerOptions(kc),
         })
       : await createHomeostatWorker({
           ...common,
