@@ -12,6 +12,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type {
   Activities,
+  LeadingStepOutcome,
   ObjectSnapshot,
   Observation,
   ObserveInput,
@@ -23,8 +24,16 @@ import type {
 import type { ConditionSpec, ObjectRef, ObjectStatus, Phase, StatusFields } from '../core/definitions';
 import { matchesLabels, parseLabelSelector, type LabelRequirement } from '../core/label-selector';
 import { assertOperator, reconcilerFor as findReconciler, type Operator } from '../core/operator';
-import { driftCheckAnnotation, driftIntervalMs, durationMs, stepActivityType, type ReconcilerPlan } from '../core/plan';
-import type { Reconciler, StepResult } from '../core/reconciler';
+import {
+  defaultStepTimeout,
+  driftCheckAnnotation,
+  driftIntervalMs,
+  durationMs,
+  leadingLocalSteps,
+  stepActivityType,
+  type ReconcilerPlan,
+} from '../core/plan';
+import type { Reconciler, StepOutputs, StepResult } from '../core/reconciler';
 import { reservedStatusFields, sameStatus, statusFieldName } from '../core/status';
 import { shareConnections } from '../core/kube-connections';
 import { HomeostatError, isConflict, isNotFound, toApplicationFailure } from '../core/errors';
@@ -313,7 +322,8 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
   };
 
   const activities: Activities = {
-    observeObject: guarded(async ({ ref }: ObserveInput): Promise<Observation> => {
+    observeObject: guarded(async (input: ObserveInput): Promise<Observation> => {
+      const { ref } = input;
       const reconciler = reconcilerFor(ref);
       const { plan, schema } = reconciler;
       const location = statusLocationOf(reconciler);
@@ -345,12 +355,21 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
       const asked = obj.metadata.annotations?.[driftCheckAnnotation];
       const drift = asked === undefined ? {} : driftIntervalMs(plan, asked);
       if (drift.problem) log.warn({ ref, problem: drift.problem }, 'drift-check annotation ignored');
+      const snapshot = snapshotOf(obj, location);
+      const leading = input.leadingSteps
+        ? await runLeadingSteps(
+            reconciler,
+            { ref, identity: snapshot.identity, spec: parsed.data },
+            input.leadingSteps.budgetMs,
+          )
+        : [];
       return {
         found: true,
-        ...snapshotOf(obj, location),
+        ...snapshot,
         ...(asked !== undefined && drift.ms !== undefined ? { driftCheckIntervalMs: drift.ms } : {}),
         spec: parsed.data,
         plan,
+        ...(leading.length > 0 ? { leading } : {}),
       };
     }),
 
@@ -445,29 +464,107 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
     }),
   };
 
+  /**
+   * Runs one attempt of a step's implementation: its context built from `input`, its result checked
+   * (`stepActivityResult`). Throws what the step throws.
+   */
+  const invokeStep = async (
+    reconciler: Reconciler<unknown>,
+    name: string,
+    input: StepInput,
+    attempt: number,
+    signal: AbortSignal,
+    heartbeat: (details?: unknown) => void,
+  ): Promise<StepActivityResult> => {
+    const impl = reconciler.steps[name];
+    if (!impl) throw new HomeostatError('ERR_UNKNOWN_KIND', `${reconciler.plan.kind} has no step ${name}`);
+    const result = await impl({
+      ref: input.ref,
+      object: input.identity,
+      spec: input.spec,
+      step: name,
+      attempt,
+      children: childClient(deps.kc, input.identity, fieldManager),
+      heartbeat,
+      signal,
+      log: log.child({ ref: input.ref, step: name, attempt }),
+      results: input.results ?? {},
+      read: (object) => readObject(deps.kc, input.identity, object),
+    });
+    return stepActivityResult(reconciler.plan.kind, name, result ?? {}, attempt);
+  };
+
+  /**
+   * Observe's part of a pass's leading local steps ({@link ObserveInput.leadingSteps}): the first
+   * attempt of each, in order, each within its own start-to-close timeout (then aborted through its
+   * signal), stopping at the first that fails. A failure is returned as data, not thrown: the
+   * observation stands, and the workflow retries the step as it retries any step.
+   */
+  const runLeadingSteps = async (
+    reconciler: Reconciler<unknown>,
+    base: Omit<StepInput, 'results'>,
+    budgetMs: number,
+  ): Promise<LeadingStepOutcome[]> => {
+    const ctx = Context.current();
+    const outcomes: LeadingStepOutcome[] = [];
+    const outputs: Record<string, StepOutputs> = {};
+    for (const step of leadingLocalSteps(reconciler.plan.steps, budgetMs)) {
+      const input: StepInput = { ...base, ...(Object.keys(outputs).length > 0 ? { results: { ...outputs } } : {}) };
+      const timeoutMs = durationMs(step.startToCloseTimeout ?? defaultStepTimeout, 0);
+      const abort = new AbortController();
+      const onCancel = (): void => abort.abort(ctx.cancellationSignal.reason);
+      ctx.cancellationSignal.addEventListener('abort', onCancel, { once: true });
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const err = new HomeostatError(
+            'ERR_STEP_FAILED',
+            `step ${step.name} did not finish within its start-to-close timeout (${timeoutMs} ms)`,
+          );
+          abort.abort(err);
+          reject(err);
+        }, timeoutMs);
+      });
+      try {
+        const result = await Promise.race([
+          invokeStep(reconciler, step.name, input, 1, abort.signal, () => {}),
+          timedOut,
+        ]);
+        outcomes.push({ step: step.name, result });
+        if (result.outputs !== undefined) outputs[step.name] = result.outputs;
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw err;
+        const failure = toApplicationFailure(err, { attempt: 1 });
+        outcomes.push({
+          step: step.name,
+          failure: {
+            message: failure.message,
+            ...(failure.type ? { type: failure.type } : {}),
+            nonRetryable: failure.nonRetryable === true,
+            ...(failure.details ? { details: failure.details } : {}),
+          },
+        });
+        break;
+      } finally {
+        clearTimeout(timer);
+        ctx.cancellationSignal.removeEventListener('abort', onCancel);
+      }
+    }
+    return outcomes;
+  };
+
   const steps: Record<string, (input: StepInput) => Promise<StepActivityResult>> = {};
   for (const reconciler of reconcilers) {
-    for (const [name, impl] of Object.entries(reconciler.steps)) {
+    for (const name of Object.keys(reconciler.steps)) {
       steps[stepActivityType(reconciler.plan, name)] = async (input: StepInput): Promise<StepActivityResult> => {
         const ctx = Context.current();
         const attempt = ctx.info.attempt;
         const keepAlive = keepAliveHeartbeats(ctx);
         try {
-          const result = await impl({
-            ref: input.ref,
-            object: input.identity,
-            spec: input.spec,
-            step: name,
-            attempt,
-            children: childClient(deps.kc, input.identity, fieldManager),
-            // A local step has no heartbeat to send (the workflow task's own heartbeat covers it).
-            heartbeat: (details?: unknown) => keepAlive.heartbeat(details),
-            signal: ctx.cancellationSignal,
-            log: log.child({ ref: input.ref, step: name, attempt }),
-            results: input.results ?? {},
-            read: (object) => readObject(deps.kc, input.identity, object),
-          });
-          return stepActivityResult(reconciler.plan.kind, name, result ?? {}, attempt);
+          // A local step has no heartbeat to send (the workflow task's own heartbeat covers it).
+          return await invokeStep(reconciler, name, input, attempt, ctx.cancellationSignal, (details?: unknown) =>
+            keepAlive.heartbeat(details),
+          );
         } catch (err) {
           throw toApplicationFailure(err, { attempt });
         } finally {

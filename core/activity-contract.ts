@@ -21,7 +21,28 @@ export interface EventRecord {
 /** The input of {@link Activities.observeObject}. */
 export interface ObserveInput {
   readonly ref: ObjectRef;
+  /**
+   * Also run the plan's leading chain of local steps (`leadingLocalSteps`, within `budgetMs` of
+   * their start-to-close timeouts) when the object is found, valid and not being deleted: each step's
+   * first attempt, in order, each within its own timeout, stopping at the first that fails. Their
+   * outcomes come back in {@link ObservedObject.leading}; the workflow takes them as the steps' first
+   * attempts and runs the rest of the pass (retries included) as usual.
+   */
+  readonly leadingSteps?: { readonly budgetMs: number };
 }
+
+/** A step failure as data: what the workflow reads of an activity failure. */
+export interface StepFailureData {
+  readonly message: string;
+  readonly type?: string;
+  readonly nonRetryable: boolean;
+  readonly details?: readonly unknown[];
+}
+
+/** How one of the leading steps observe ran ended: its result, or its failure. */
+export type LeadingStepOutcome =
+  | { readonly step: string; readonly result: StepActivityResult }
+  | { readonly step: string; readonly failure: StepFailureData };
 
 /** A snapshot of the object, as seen by {@link Activities.observeObject}. */
 export interface ObjectSnapshot {
@@ -38,19 +59,22 @@ export interface ObjectSnapshot {
   readonly driftCheckIntervalMs?: number;
 }
 
+/** An object {@link Activities.observeObject} found. */
+export interface ObservedObject extends ObjectSnapshot {
+  readonly found: true;
+  /** The parsed spec (or, for an object being deleted whose spec no longer parses, the raw spec). */
+  readonly spec: unknown;
+  /**
+   * The reconciler's plan as the worker that observed knows it. Recorded in history with the
+   * observation, so the workflow needs no copy of any plan and replays with the plan it ran.
+   */
+  readonly plan: ReconcilerPlan;
+  /** The leading local steps run with the observation ({@link ObserveInput.leadingSteps}), in order. */
+  readonly leading?: readonly LeadingStepOutcome[];
+}
+
 /** The result of {@link Activities.observeObject}. */
-export type Observation =
-  | { readonly found: false }
-  | (ObjectSnapshot & {
-      readonly found: true;
-      /** The parsed spec (or, for an object being deleted whose spec no longer parses, the raw spec). */
-      readonly spec: unknown;
-      /**
-       * The reconciler's plan as the worker that observed knows it. Recorded in history with the
-       * observation, so the workflow needs no copy of any plan and replays with the plan it ran.
-       */
-      readonly plan: ReconcilerPlan;
-    });
+export type Observation = { readonly found: false } | ObservedObject;
 
 /** The details of an `InvalidSpec` failure thrown by {@link Activities.observeObject}. */
 export interface InvalidSpecDetails {
@@ -103,7 +127,10 @@ export interface StepActivityResult extends StepResult {
 
 /** The generic activities (step activities are added under `<plural>.<group>/<step>`). */
 export interface Activities {
-  /** Reads the object; validates its spec (`InvalidSpec` when it does not parse); adds the finalizer. */
+  /**
+   * Reads the object; validates its spec (`InvalidSpec` when it does not parse); adds the finalizer;
+   * runs the leading local steps when asked ({@link ObserveInput.leadingSteps}).
+   */
   observeObject(input: ObserveInput): Promise<Observation>;
   /** Writes status (status subresource, resourceVersion precondition, retried on 409) if it changed. */
   writeStatus(input: WriteStatusInput): Promise<WriteStatusResult>;

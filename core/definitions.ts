@@ -127,6 +127,13 @@ export interface ObjectWorkflowInput {
    * patch marker, which would cost a search-attribute upsert (a billable action) in every run.
    */
   readonly localActivities?: boolean;
+  /**
+   * Whether observe may run the plan's leading chain of local steps in its own local activity
+   * (`ObserveInput.leadingSteps` in `core/activity-contract`), one round trip and one workflow activation instead of one per
+   * step. Set like {@link localActivities}, by every starter and by continue-as-new, so runs recorded
+   * before it replay as they ran.
+   */
+  readonly fuseLeadingSteps?: boolean;
 }
 
 /** What one run hands to the next on continue-as-new: small and bounded. */
@@ -251,7 +258,7 @@ export function objectWorkflowStartOptions(ref: ObjectRef, taskQueue: string = d
   return {
     workflowId: workflowIdFor(ref),
     taskQueue,
-    args: [{ ref, localActivities: true }] as [ObjectWorkflowInput],
+    args: [{ ref, localActivities: true, fuseLeadingSteps: true }] as [ObjectWorkflowInput],
     staticSummary: staticSummaryFor(ref),
     typedSearchAttributes: [
       { key: searchAttributeKeys.kind, value: ref.kind },

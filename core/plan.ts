@@ -243,6 +243,34 @@ export function executionLayers(steps: readonly StepPlan[]): string[][] {
   return layers;
 }
 
+/** The default start-to-close timeout of a step. */
+export const defaultStepTimeout: Duration = '1 minute';
+
+/**
+ * The plan's leading chain of local steps: the steps the workflow would run one after the other, each
+ * alone, from the start of a pass, as long as each is local and their start-to-close timeouts add up
+ * to at most `budgetMs`. At each point exactly one step may start (its dependencies all in the chain
+ * before it, no other step startable beside it), so running the chain in sequence inside one activity
+ * starts no step earlier or later relative to the others than the workflow would; a plan whose first
+ * steps run in parallel has no chain. Observe runs this chain in its own local activity.
+ */
+export function leadingLocalSteps(steps: readonly StepPlan[], budgetMs: number): StepPlan[] {
+  const status: Record<string, 'pending' | 'succeeded'> = {};
+  for (const s of steps) status[s.name] = 'pending';
+  const chain: StepPlan[] = [];
+  let spent = 0;
+  for (;;) {
+    const { start } = runnableSteps(steps, status);
+    if (start.length !== 1) return chain;
+    const step = steps.find((s) => s.name === start[0])!;
+    if (step.execution !== 'local') return chain;
+    spent += durationMs(step.startToCloseTimeout ?? defaultStepTimeout, 0);
+    if (spent > budgetMs) return chain;
+    chain.push(step);
+    status[step.name] = 'succeeded';
+  }
+}
+
 /**
  * The steps that can start now: not yet started, and all dependencies succeeded. Steps whose
  * dependency failed or was skipped are returned in `skip`. Order follows the plan (deterministic).

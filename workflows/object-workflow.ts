@@ -50,9 +50,18 @@ export const defaultMaxPassesPerRun = 500;
 /** How often a refused adoption is looked at again when the plan has no drift interval. */
 const adoptionRecheckMs = 5 * 60_000;
 
+/**
+ * The start-to-close timeouts of the leading local steps observe may run, added up: the most its local
+ * activity spends on steps (each step still within its own timeout).
+ */
+export const leadingStepsBudgetMs = 2 * 60_000;
+
+/** The start-to-close timeout of the observe/status/finalizer activities. */
+const coreTimeoutMs = 30_000;
+
 /** Options of the observe/status/finalizer activities. */
 const coreOptions: ActivityOptions = {
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: coreTimeoutMs,
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 };
 
@@ -98,6 +107,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
      * before local activities replays as it ran, and the run after its continue-as-new gets them.
      */
     const localActivities = input.localActivities === true;
+    /** Whether observe runs the leading local steps too: decided by the input, as local activities are. */
+    const fuseLeadingSteps = localActivities && input.fuseLeadingSteps === true;
 
     const showDetails = (): void => setCurrentDetails(entity.details());
     const upsertIfChanged = (): void => {
@@ -182,7 +193,13 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       entity.stepList = entity.plan?.steps ?? [];
       let obs: Observation;
       try {
-        obs = await coreActivities(localActivities, `observe ${ref.kind} ${where}`).observeObject({ ref });
+        obs = fuseLeadingSteps
+          ? await proxyLocalActivities<Activities>({
+              ...coreOptions,
+              startToCloseTimeout: coreTimeoutMs + leadingStepsBudgetMs,
+              summary: `observe ${ref.kind} ${where}, and its leading local steps`,
+            }).observeObject({ ref, leadingSteps: { budgetMs: leadingStepsBudgetMs } })
+          : await coreActivities(localActivities, `observe ${ref.kind} ${where}`).observeObject({ ref });
       } catch (err) {
         const failure = appFailure(err);
         if (failure.type !== 'InvalidSpec') {
@@ -260,7 +277,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       if (entity.blockedGeneration !== undefined && obs.generation > entity.blockedGeneration) {
         entity.blockedGeneration = undefined;
       }
-      const result = await steps.runSteps(observedPlan, observedPlan.steps, obs);
+      const result = await steps.runSteps(observedPlan, observedPlan.steps, obs, obs.leading);
       if (result.superseded) return entity.outcome('superseded', obs.generation);
       if (result.failed?.refused) {
         // Adoption refused: nothing changed and backoff cannot help, but the conflict can go away
@@ -318,8 +335,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           generation: obs.generation,
           succeeded: observedPlan.steps.length,
           // Per-step conditions came later: histories recorded before them keep the old status
-          // (and so the old commands) on replay.
-          ...(patched('status-step-conditions')
+          // (and so the old commands) on replay. Runs that fuse leading steps came later still, so
+          // they skip the patch call (its marker's search-attribute upsert is an action per run);
+          // runs recorded with the marker must keep calling it (an unmatched marker is nondeterminism).
+          ...(fuseLeadingSteps || patched('status-step-conditions')
             ? {
                 steps: observedPlan.steps.map((s) => ({
                   name: s.name,
@@ -414,6 +433,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
             pending: next,
             carried: { passes: entity.passes, runs: entity.run },
             localActivities: true,
+            fuseLeadingSteps: true,
           });
         }
         return result;
@@ -442,6 +462,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           ...(pending ? { pending } : {}),
           carried: entity.carried(result),
           localActivities: true,
+          fuseLeadingSteps: true,
         });
       }
     }

@@ -6,9 +6,9 @@
  * with a fake clock and fake activities, and runs unchanged in the workflow.
  */
 import type { ActivityOptions } from '@temporalio/common';
-import type { Observation, StepActivityResult, StepInput } from '../core/activity-contract';
+import type { LeadingStepOutcome, ObservedObject, StepActivityResult, StepInput } from '../core/activity-contract';
 import type { StatusFields, StepState } from '../core/definitions';
-import { runnableSteps, stepActivityType, type ReconcilerPlan, type StepPlan } from '../core/plan';
+import { defaultStepTimeout, runnableSteps, stepActivityType, type ReconcilerPlan, type StepPlan } from '../core/plan';
 import type { StepOutputs } from '../core/reconciler';
 import type { ObjectEntity } from './object-entity';
 import { backoffMs, desiredStatus } from './object-state';
@@ -87,7 +87,7 @@ export class StepRunner {
   static optionsOf(step: StepPlan, summary: string): ActivityOptions {
     const retry = step.retry;
     return {
-      startToCloseTimeout: step.startToCloseTimeout ?? '1 minute',
+      startToCloseTimeout: step.startToCloseTimeout ?? defaultStepTimeout,
       ...(step.heartbeatTimeout !== undefined ? { heartbeatTimeout: step.heartbeatTimeout } : {}),
       retry: {
         initialInterval: retry?.initialInterval ?? '1 second',
@@ -100,13 +100,19 @@ export class StepRunner {
     };
   }
 
-  /** Runs one step (rounds of server-side attempts, then workflow backoff) until success or terminal. */
+  /**
+   * Runs one step (rounds of server-side attempts, then workflow backoff) until success or terminal.
+   * `first` is the outcome of an attempt observe already ran (a leading local step): a success ends
+   * the step at once; a failure counts as an attempt, ends it when terminal, and otherwise the step
+   * runs its rounds as usual.
+   */
   async runStep(
     plan: ReconcilerPlan,
     step: StepPlan,
     stepInput: StepInput,
     generation: number,
     objUid: string,
+    first?: LeadingStepOutcome,
   ): Promise<StepRun> {
     const { entity, effects } = this;
     const retry = step.retry;
@@ -116,47 +122,55 @@ export class StepRunner {
     );
     const type = stepActivityType(plan, step.name);
     let attempts = 0;
+    const succeeded = (result: StepActivityResult): StepRun => {
+      attempts += result.attempt;
+      const state: StepState = {
+        status: 'succeeded',
+        attempts,
+        ...(result.message !== undefined ? { message: result.message } : {}),
+        ...(result.requeueAfterMs !== undefined ? { requeueAfterMs: result.requeueAfterMs } : {}),
+        ...(result.progressing !== undefined ? { progressing: result.progressing } : {}),
+      };
+      entity.steps[step.name] = state;
+      effects.showDetails();
+      return { state, terminal: false, superseded: false, result };
+    };
+    /** Records a failed round (or attempt); returns the step's end when the failure is terminal. */
+    const failed = (failure: FailureLike, err: unknown, roundAttempts: number): StepRun | undefined => {
+      const detail = (failure.details?.[0] ?? {}) as { attempt?: number };
+      attempts += detail.attempt ?? roundAttempts;
+      const message = failure.message ?? String(err);
+      entity.lastError = `${step.name}: ${message}`;
+      const terminal =
+        failure.nonRetryable === true ||
+        terminalTypes.includes(failure.type ?? '') ||
+        (retry?.nonRetryableErrorTypes ?? []).includes(failure.type ?? '');
+      entity.steps[step.name] = { status: terminal ? 'failed' : 'retrying', attempts, message };
+      effects.showDetails();
+      if (!terminal) return undefined;
+      const refused = failure.type === adoptionRefusedType;
+      return { state: entity.steps[step.name]!, terminal: true, ...(refused ? { refused } : {}), superseded: false };
+    };
+    if (first && 'result' in first) return succeeded(first.result);
+    if (first) {
+      const end = failed(first.failure, first.failure.message, 1);
+      if (end) return end;
+    }
     for (let round = 1; ; round++) {
       entity.steps[step.name] = {
-        status: round === 1 ? 'running' : 'retrying',
+        status: round === 1 && !first ? 'running' : 'retrying',
         attempts,
         ...(entity.steps[step.name]?.message ? { message: entity.steps[step.name]!.message! } : {}),
       };
       effects.showDetails();
       try {
-        const result = await effects.execute(type, step, options, stepInput);
-        attempts += result.attempt;
-        const state: StepState = {
-          status: 'succeeded',
-          attempts,
-          ...(result.message !== undefined ? { message: result.message } : {}),
-          ...(result.requeueAfterMs !== undefined ? { requeueAfterMs: result.requeueAfterMs } : {}),
-          ...(result.progressing !== undefined ? { progressing: result.progressing } : {}),
-        };
-        entity.steps[step.name] = state;
-        effects.showDetails();
-        return { state, terminal: false, superseded: false, result };
+        return succeeded(await effects.execute(type, step, options, stepInput));
       } catch (err) {
         const failure = appFailure(err);
-        const detail = (failure.details?.[0] ?? {}) as { attempt?: number; retryAfterMs?: number };
-        attempts += detail.attempt ?? (options.retry?.maximumAttempts || 1);
-        const message = failure.message ?? String(err);
-        entity.lastError = `${step.name}: ${message}`;
-        const terminal =
-          failure.nonRetryable === true ||
-          terminalTypes.includes(failure.type ?? '') ||
-          (retry?.nonRetryableErrorTypes ?? []).includes(failure.type ?? '');
-        entity.steps[step.name] = { status: terminal ? 'failed' : 'retrying', attempts, message };
-        effects.showDetails();
-        if (terminal) {
-          const refused = failure.type === adoptionRefusedType;
-          return {
-            state: entity.steps[step.name]!,
-            terminal: true,
-            ...(refused ? { refused } : {}),
-            superseded: false,
-          };
-        }
+        const detail = (failure.details?.[0] ?? {}) as { retryAfterMs?: number };
+        const end = failed(failure, err, options.retry?.maximumAttempts || 1);
+        if (end) return end;
+        const message = entity.steps[step.name]!.message!;
         await this.status.writeIfChanged(
           objUid,
           desiredStatus({ phase: 'Degraded', generation, failedStep: step.name, message }),
@@ -194,11 +208,15 @@ export class StepRunner {
     }
   }
 
-  /** Runs a list of steps in dependency order, independent ones in parallel. */
+  /**
+   * Runs a list of steps in dependency order, independent ones in parallel. `leading`: the outcomes of
+   * the first attempts observe already ran ({@link ObservedObject.leading}), taken in place of them.
+   */
   async runSteps(
     plan: ReconcilerPlan,
     list: readonly StepPlan[],
-    obs: Extract<Observation, { found: true }>,
+    obs: ObservedObject,
+    leading: readonly LeadingStepOutcome[] = [],
   ): Promise<StepsRun> {
     const { entity, effects } = this;
     const status: Record<string, StepState['status']> = {};
@@ -242,7 +260,14 @@ export class StepRunner {
           status[name] = 'running';
           running.set(
             name,
-            this.runStep(plan, step, inputFor(step), obs.generation, obs.uid).then((r) => {
+            this.runStep(
+              plan,
+              step,
+              inputFor(step),
+              obs.generation,
+              obs.uid,
+              leading.find((o) => o.step === name),
+            ).then((r) => {
               running.delete(name);
               if (r.result?.outputs !== undefined) outputs[name] = r.result.outputs;
               if (r.result?.status !== undefined) reported[name] = r.result.status;

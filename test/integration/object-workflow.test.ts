@@ -511,7 +511,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     );
   });
 
-  it('given local steps, a pass runs them as local activities: Ready within 5 actions, retried and terminal failures as before, and a drift check that finds nothing costs at most 2 actions', async () => {
+  it('given local steps, a pass runs them as local activities: Ready within 4 actions, retried and terminal failures as before, and a drift check that finds nothing costs at most 2 actions', async () => {
     const local = new Counters(t, taskQueue, 'LocalCounter');
     const name = t.unique('local');
     const obj = await local.create(name, { message: 'nearby pony' });
@@ -526,17 +526,18 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     const events = history.events ?? [];
     const byType = historyCost(history).byType;
     expect(byType.ACTIVITY_TASK_SCHEDULED).toBeUndefined();
-    expect(byType.MARKER_RECORDED).toBeGreaterThanOrEqual(1 + 1 + 3 + 1);
+    // observe, the three steps, the status write (no patch marker: see below)
+    expect(byType.MARKER_RECORDED).toBeGreaterThanOrEqual(1 + 3 + 1);
     // Create → Ready and settled, everything up to the first (drift) timer, in one workflow task: the
-    // start carrying the request + the task's markers + 2 upserts (TemporalChangeVersion for the run's
-    // patches, homeostat's phase and generation) + the timer = 5.
+    // start carrying the request + the task's markers + 1 upsert (homeostat's phase and generation; a
+    // run that fuses leading steps calls no patch, so no TemporalChangeVersion upsert) + the timer = 4.
     const timerAt = events.findIndex((e) => e.timerStartedEventAttributes);
     const createCost = historyCost({ events: events.slice(0, timerAt + 1) });
     process.stdout.write(`local steps, create → Ready: ${JSON.stringify(createCost)}\n`);
     expect(createCost.byType.WORKFLOW_TASK_COMPLETED).toBe(1);
-    expect(createCost.byType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES).toBe(2);
+    expect(createCost.byType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES).toBe(1);
     expect(createCost.byType.WORKFLOW_EXECUTION_SIGNALED).toBeUndefined();
-    expect(createCost.actions).toBeLessThanOrEqual(5);
+    expect(createCost.actions).toBeLessThanOrEqual(4);
 
     // Drift checks that find nothing: one timer and one workflow task of local activities each. Each
     // check is cut from the history itself, from one timer's firing to the next one's.
@@ -573,6 +574,65 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       reason: 'TerminalStepError',
     });
     await recordHistory('local-steps', name, local);
+  });
+
+  it('given a chain of local steps, observe runs it in its own local activity: one marker for observe and every step, retries and terminal failures as before', async () => {
+    const chain = new Counters(t, taskQueue, 'ChainCounter');
+    const name = t.unique('chain');
+    const obj = await chain.create(name, { message: 'chained pony' });
+    const handle = await chain.request(obj, 'added');
+    await chain.waitForPhase(name, 'Ready', 1);
+    const settled = await chain.settled(name, 1);
+    expect(settled.steps).toMatchObject({
+      prepare: { status: 'succeeded', attempts: 1, message: 'ConfigMap applied' },
+      publish: { status: 'succeeded', attempts: 1, message: 'published chained pony' },
+      audit: { status: 'succeeded', attempts: 1, message: 'audited' },
+    });
+    const effects = await stepEffects(pool, obj.metadata.uid!);
+    for (const step of ['prepare', 'publish', 'audit']) expect(effects[`${step}@1`]).toBe(1);
+    const ready = await chain.get(name);
+    expect(ready?.status?.conditions?.find((c) => c.type === 'PublishReady')).toMatchObject({
+      status: 'True',
+      message: 'published chained pony',
+    });
+
+    // The create pass, up to the first drift timer: two markers (observe with the three steps, the
+    // status write), where a step per marker would make five.
+    const events = (await handle.fetchHistory()).events ?? [];
+    const timerAt = events.findIndex((e) => e.timerStartedEventAttributes);
+    const createCost = historyCost({ events: events.slice(0, timerAt + 1) });
+    process.stdout.write(`chained local steps, create → Ready: ${JSON.stringify(createCost)}\n`);
+    expect(createCost.byType.MARKER_RECORDED).toBe(2);
+    expect(createCost.byType.ACTIVITY_TASK_SCHEDULED).toBeUndefined();
+    expect(createCost.actions).toBeLessThanOrEqual(4);
+
+    // A leading step that fails is retried by the workflow as a step of its own: publish fails in
+    // observe (attempt 1) and once more as its own local activity, then succeeds; audit, after it, runs
+    // as its own activity too; the effect of publish happens once.
+    const flaky = t.unique('chain-flaky');
+    const fobj = await chain.create(flaky, { message: 'flaky pony', failTimes: 2 });
+    await chain.request(fobj, 'added');
+    await chain.waitForPhase(flaky, 'Ready', 1);
+    expect((await chain.settled(flaky, 1)).steps).toMatchObject({
+      prepare: { status: 'succeeded', attempts: 1 },
+      publish: { status: 'succeeded', attempts: 3 },
+      audit: { status: 'succeeded', attempts: 1 },
+    });
+    expect((await stepEffects(pool, fobj.metadata.uid!))['publish@1']).toBe(1);
+
+    // A terminal failure in a leading step blocks the generation, with no second attempt.
+    const stubborn = t.unique('chain-terminal');
+    const sobj = await chain.create(stubborn, { message: 'stubborn pony', terminal: true });
+    await chain.request(sobj, 'added');
+    const degraded = await chain.waitForPhase(stubborn, 'Degraded', 1);
+    expect(degraded.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      reason: 'TerminalStepError',
+    });
+    expect((await chain.settled(stubborn, 1)).steps).toMatchObject({
+      publish: { status: 'failed', attempts: 1 },
+      audit: { status: 'skipped' },
+    });
+    await recordHistory('fused-leading-steps', name, chain);
   });
 
   it('given drift-check annotations, each object checks at its own interval within the plan bounds, jittered so objects created together spread out', async () => {

@@ -9,7 +9,13 @@ import type { temporal } from '@temporalio/proto';
 import type { Pool } from 'pg';
 import { historyCost as eventsCost, type HistoryCost } from '../../bench/history-cost';
 import { customResourceDefinition } from '../../reconcilers';
-import { counterGroup, counterPlan, driftCounterPlan, localCounterPlan } from '../fixtures/counter/plan';
+import {
+  chainCounterPlan,
+  counterGroup,
+  counterPlan,
+  driftCounterPlan,
+  localCounterPlan,
+} from '../fixtures/counter/plan';
 import { counterSpec } from '../fixtures/counter/reconciler';
 import {
   objectWorkflowStartOptions,
@@ -50,7 +56,7 @@ function lenientSpec(crd: Record<string, unknown>): Record<string, unknown> {
 }
 
 export async function installCounterCrds(t: TestStack): Promise<void> {
-  for (const plan of [counterPlan, driftCounterPlan, localCounterPlan]) {
+  for (const plan of [counterPlan, driftCounterPlan, localCounterPlan, chainCounterPlan]) {
     // The spec is left unvalidated at admission on purpose: these tests exercise the workflow's own
     // validation (phase Invalid), which a CRD schema would pre-empt.
     const crd = lenientSpec(customResourceDefinition(plan, counterSpec));
@@ -100,7 +106,7 @@ export class Counters {
   constructor(
     private readonly t: TestStack,
     private readonly taskQueue: string,
-    readonly kind: 'Counter' | 'DriftCounter' | 'LocalCounter' = 'Counter',
+    readonly kind: 'Counter' | 'DriftCounter' | 'LocalCounter' | 'ChainCounter' = 'Counter',
   ) {}
 
   private get plural(): string {

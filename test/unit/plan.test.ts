@@ -3,11 +3,12 @@ import {
   driftIntervalMs,
   durationMs,
   executionLayers,
+  leadingLocalSteps,
   PlanError,
   runnableSteps,
   stepActivityType,
 } from '../../core/plan';
-import { counterPlan } from '../fixtures/counter/plan';
+import { counterPlan, localCounterPlan } from '../fixtures/counter/plan';
 
 const base = { group: 'g.dev', version: 'v1', kind: 'Thing', plural: 'things', scope: 'Namespaced' } as const;
 
@@ -52,6 +53,47 @@ describe('reconciler plans', () => {
     expect(durationMs('1 hour', 0)).toBe(3_600_000);
     expect(durationMs(undefined, 7)).toBe(7);
     expect(() => durationMs('soon', 0)).toThrow(/cannot parse/);
+  });
+});
+
+describe('leadingLocalSteps: the chain observe may run', () => {
+  const local = (name: string, dependsOn: string[] = [], timeout = '10 seconds') => ({
+    name,
+    dependsOn,
+    execution: 'local' as const,
+    startToCloseTimeout: timeout,
+  });
+  const names = (steps: readonly { name: string }[]) => steps.map((s) => s.name);
+
+  it('given a chain of local steps, all of it; given a regular step, the chain ends before it', () => {
+    expect(names(leadingLocalSteps([local('a'), local('b', ['a']), local('c', ['b'])], 60_000))).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    expect(names(leadingLocalSteps([local('a'), { name: 'b', dependsOn: ['a'] }, local('c', ['b'])], 60_000))).toEqual([
+      'a',
+    ]);
+    expect(leadingLocalSteps([{ name: 'a' }, local('b', ['a'])], 60_000)).toEqual([]);
+  });
+
+  it('given steps the workflow would run in parallel (two roots, or two dependents of one step), no step is fused past them', () => {
+    // The LocalCounter's prepare and audit start together: nothing is fused, so both keep starting at once.
+    expect(leadingLocalSteps(localCounterPlan.steps, 600_000)).toEqual([]);
+    expect(names(leadingLocalSteps([local('a'), local('b', ['a']), local('c', ['a'])], 60_000))).toEqual(['a']);
+  });
+
+  it('given a step that needs two chain steps, it joins the chain; given timeouts past the budget, the chain stops at the budget', () => {
+    expect(names(leadingLocalSteps([local('a'), local('b', ['a']), local('c', ['a', 'b'])], 60_000))).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    expect(names(leadingLocalSteps([local('a'), local('b', ['a']), local('c', ['b'])], 25_000))).toEqual(['a', 'b']);
+    expect(leadingLocalSteps([local('a', [], '2 minutes')], 60_000)).toEqual([]);
+    // No timeout declared: the default minute counts.
+    expect(names(leadingLocalSteps([{ name: 'a', execution: 'local' }], 60_000))).toEqual(['a']);
+    expect(leadingLocalSteps([{ name: 'a', execution: 'local' }], 59_999)).toEqual([]);
   });
 });
 

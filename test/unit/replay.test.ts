@@ -53,6 +53,8 @@ describe('replay of recorded object workflow histories', () => {
         ...recorded.map((f) => `v0.1/${f}`),
         'builtin-app-self-healing.json',
         'builtin-postgres-database-drift.json',
+        'local-steps.json',
+        'fused-leading-steps.json',
       ]),
     );
   });

@@ -414,6 +414,74 @@ describe('StepRunner: rounds, backoff and dependency order', () => {
   });
 });
 
+describe('StepRunner: leading steps observe already ran', () => {
+  const chain = plan([
+    { name: 'a', execution: 'local' },
+    { name: 'b', dependsOn: ['a'], execution: 'local' },
+    { name: 'c', dependsOn: ['b'] },
+  ]);
+
+  it('given a and b run by observe, only c runs as an activity, with both outputs, and the attempts count theirs', async () => {
+    const h = harness({ a: [ok('never')], b: [ok('never')], c: [ok('published')] });
+    const result = await h.runner.runSteps(chain, chain.steps, obs, [
+      { step: 'a', result: { attempt: 1, message: 'applied', outputs: { id: 7 } } },
+      { step: 'b', result: { attempt: 1, outputs: { port: 80 }, status: { port: 80 } } },
+    ]);
+    expect(h.calls.map((c) => c.step)).toEqual(['c']);
+    expect(h.calls[0]!.input.results).toEqual({ a: { id: 7 }, b: { port: 80 } });
+    expect(result).toEqual({ superseded: false, fields: { port: 80 } });
+    expect(h.entity.steps.a).toEqual({ status: 'succeeded', attempts: 1, message: 'applied' });
+    expect(h.entity.steps.b).toEqual({ status: 'succeeded', attempts: 1 });
+  });
+
+  it('given b failing in observe, b runs again as its own activity at once (no backoff, no Degraded write) and its attempts add up', async () => {
+    const h = harness({ b: [ok('second time')], c: [ok('published')] });
+    const result = await h.runner.runSteps(chain, chain.steps, obs, [
+      { step: 'a', result: { attempt: 1 } },
+      { step: 'b', failure: { message: 'connection reset', type: 'StepFailed', nonRetryable: false } },
+    ]);
+    expect(h.calls.map((c) => c.step)).toEqual(['b', 'c']);
+    expect(h.waits).toEqual([]);
+    expect(h.writes).toEqual([]);
+    expect(result.failed).toBeUndefined();
+    expect(h.entity.steps.b).toEqual({ status: 'succeeded', attempts: 2, message: 'second time' });
+  });
+
+  it('given b failing terminally in observe, it is not run again and c is skipped', async () => {
+    const h = harness({ b: [ok('never')], c: [ok('never')] });
+    const result = await h.runner.runSteps(chain, chain.steps, obs, [
+      { step: 'a', result: { attempt: 1 } },
+      {
+        step: 'b',
+        failure: { message: 'spec asks for the impossible', type: 'TerminalStepError', nonRetryable: true },
+      },
+    ]);
+    expect(h.calls).toEqual([]);
+    expect(result.failed).toEqual({ step: 'b', message: 'spec asks for the impossible', terminal: true });
+    expect(h.entity.steps.b).toEqual({ status: 'failed', attempts: 1, message: 'spec asks for the impossible' });
+    expect(h.entity.steps.c).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
+  });
+
+  it('given a failure type the step declares non-retryable, or a refused adoption, observe’s failure ends the step as the activity’s would', async () => {
+    const p = plan([
+      { name: 'a', execution: 'local', retry: { nonRetryableErrorTypes: ['QuotaExceeded'] } },
+      { name: 'b', execution: 'local' },
+    ]);
+    const h = harness({ a: [ok('never')], b: [ok('never')] });
+    const a = await h.runner.runStep(p, p.steps[0]!, { ref } as StepInput, 1, 'u1', {
+      step: 'a',
+      failure: { message: 'over quota', type: 'QuotaExceeded', nonRetryable: false },
+    });
+    const b = await h.runner.runStep(p, p.steps[1]!, { ref } as StepInput, 1, 'u1', {
+      step: 'b',
+      failure: { message: 'not ours', type: 'AdoptionRefused', nonRetryable: true },
+    });
+    expect(a).toMatchObject({ terminal: true, state: { status: 'failed', attempts: 1, message: 'over quota' } });
+    expect(b).toMatchObject({ terminal: true, refused: true });
+    expect(h.calls).toEqual([]);
+  });
+});
+
 describe('PassTimer: one durable timer for the next pass', () => {
   it('given an earlier timer running, arming a later time starts no second timer and the first re-arms for the rest', async () => {
     const entity = new ObjectEntity({ ref });
