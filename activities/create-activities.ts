@@ -34,7 +34,7 @@ import {
   type ReconcilerPlan,
 } from '../core/plan';
 import type { Reconciler, StepOutputs, StepResult } from '../core/reconciler';
-import { reservedStatusFields, sameStatus, statusFieldName } from '../core/status';
+import { phaseEventKey, reservedStatusFields, sameStatus, statusFieldName, succeededPassStatus } from '../core/status';
 import { shareConnections } from '../core/kube-connections';
 import { HomeostatError, isConflict, isNotFound, toApplicationFailure } from '../core/errors';
 import {
@@ -321,6 +321,154 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
     }
   };
 
+  /**
+   * Writes status as the `writeStatus` activity does (merge by condition type, resourceVersion
+   * precondition, re-read on 409, the Event after the write). `start`: the object as just read, so
+   * the first attempt needs no read of its own. Returns the object as written.
+   */
+  const writeOwnStatus = async (
+    input: WriteStatusInput,
+    start?: CustomObject,
+  ): Promise<{ written: true; object: CustomObject } | { written: false; reason: 'unchanged' | 'gone' }> => {
+    const reconciler = reconcilerFor(input.ref);
+    const { plan } = reconciler;
+    const location = statusLocationOf(reconciler);
+    const owned = ownedConditionTypes(plan, input.status);
+    // Observed with no status at all (a new object): nothing to merge, so the first write needs no
+    // read. The resourceVersion precondition keeps it safe; a 409 (changed meanwhile, or another
+    // object of that name) falls back to read, merge, write.
+    let unread = input.expectedVersion || undefined;
+    let read = start;
+    for (let i = 0; ; i++) {
+      const obj = unread ? undefined : (read ?? (await primary.get(plan, input.ref)));
+      read = undefined;
+      if (!unread) {
+        if (!obj || obj.metadata.uid !== input.uid) return { written: false, reason: 'gone' };
+        if (sameStatus(onlyOwned(ownedStatus(obj, location), owned), input.status)) {
+          return { written: false, reason: 'unchanged' };
+        }
+      }
+      const resourceVersion = unread ?? obj?.metadata.resourceVersion;
+      const before = !obj ? {} : location === 'annotations' ? annotatedStatus(obj) : (obj.status ?? {});
+      const existing = Array.isArray(before.conditions)
+        ? (before.conditions as { type?: string; status?: string; lastTransitionTime?: string }[])
+        : [];
+      const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      // Merged by type: homeostat's conditions replaced, every other controller's kept as read
+      // (after homeostat's, in their order). The resourceVersion precondition below makes the merge safe: a
+      // condition written meanwhile is a 409, and the merge is redone on what is there then.
+      const ours = input.status.conditions.map((c) => {
+        const previous = existing.find((e) => e.type === c.type);
+        return {
+          ...c,
+          lastTransitionTime:
+            previous?.status === c.status && previous.lastTransitionTime ? previous.lastTransitionTime : now,
+        };
+      });
+      const foreign = existing.filter((e) => typeof e.type === 'string' && !owned.has(e.type));
+      const conditions = [...ours, ...foreign];
+      const { observedGeneration, phase, fields } = input.status;
+      let written: CustomObject;
+      try {
+        if (location === 'annotations') {
+          written = await primary.patch(plan, input.ref, {
+            metadata: {
+              resourceVersion,
+              annotations: {
+                [statusAnnotations.phase]: phase,
+                [statusAnnotations.observedGeneration]: String(observedGeneration),
+                [statusAnnotations.conditions]: JSON.stringify(conditions),
+              },
+            },
+          });
+        } else {
+          written = await primary.patch(
+            plan,
+            input.ref,
+            {
+              metadata: { resourceVersion },
+              status: { observedGeneration, phase, conditions, ...fields },
+            },
+            'status',
+          );
+        }
+      } catch (err) {
+        if (unread && (isConflict(err) || isNotFound(err))) {
+          log.debug({ ref: input.ref }, 'status changed since observed, re-reading');
+          unread = undefined;
+          i--; // the unread attempt is not one of the conflict retries
+          continue;
+        }
+        if (isConflict(err) && i < conflictRetries) {
+          log.debug({ ref: input.ref, attempt: i }, 'status conflict, re-reading');
+          continue;
+        }
+        throw err;
+      }
+      if (input.event) await recordEvent(deps.kc, identityOf(written), input.event, reporting);
+      return { written: true, object: written };
+    }
+  };
+
+  /**
+   * Observe's status write for a pass whose every step it ran and that all succeeded: the status the
+   * workflow would write at the end of that pass (`succeededPassStatus`), with its Event when the phase
+   * changes, unless the object already shows it. Returns the object as written, or nothing when
+   * nothing was written; a failed write is left to the workflow's own status write.
+   */
+  const writePassStatus = async (
+    plan: ReconcilerPlan,
+    ref: ObjectRef,
+    obj: CustomObject,
+    snapshot: ObjectSnapshot,
+    leading: readonly LeadingStepOutcome[],
+    pass: number,
+  ): Promise<CustomObject | undefined> => {
+    const results = plan.steps.map((step) => {
+      const outcome = leading.find((o) => o.step === step.name);
+      return outcome && 'result' in outcome ? outcome.result : undefined;
+    });
+    if (results.some((r) => r === undefined)) return undefined;
+    const done = results as StepActivityResult[];
+    const fields = Object.assign({}, ...done.map((r) => r.status ?? {})) as StatusFields;
+    const passed = succeededPassStatus(
+      snapshot.generation,
+      plan.steps.map((step, i) => ({
+        name: step.name,
+        ...(done[i]!.message ? { message: done[i]!.message } : {}),
+        ...(done[i]!.progressing !== undefined ? { progressing: done[i]!.progressing } : {}),
+      })),
+      fields,
+    );
+    if (sameStatus(snapshot.status, passed.status)) return undefined;
+    try {
+      const outcome = await writeOwnStatus(
+        {
+          ref,
+          uid: snapshot.uid,
+          status: passed.status,
+          ...(snapshot.status.phase !== passed.status.phase
+            ? {
+                event: {
+                  ...passed.event,
+                  action: 'Reconcile',
+                  dedupKey: phaseEventKey(snapshot.generation, passed.status.phase, pass),
+                },
+              }
+            : {}),
+        },
+        obj,
+      );
+      return outcome.written ? outcome.object : undefined;
+    } catch (err) {
+      log.warn(
+        { ref, err: (err as Error).message },
+        'status write with the observation failed; the workflow writes it',
+      );
+      return undefined;
+    }
+  };
+
   const activities: Activities = {
     observeObject: guarded(async (input: ObserveInput): Promise<Observation> => {
       const { ref } = input;
@@ -363,9 +511,12 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
             input.leadingSteps.budgetMs,
           )
         : [];
+      const pass = input.leadingSteps?.status?.pass;
+      const written = pass !== undefined ? await writePassStatus(plan, ref, obj, snapshot, leading, pass) : undefined;
       return {
         found: true,
-        ...snapshot,
+        ...(written ? snapshotOf(written, location) : snapshot),
+        ...(written ? { statusWritten: true } : {}),
         ...(asked !== undefined && drift.ms !== undefined ? { driftCheckIntervalMs: drift.ms } : {}),
         spec: parsed.data,
         plan,
@@ -374,82 +525,8 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
     }),
 
     writeStatus: guarded(async (input: WriteStatusInput): Promise<WriteStatusResult> => {
-      const reconciler = reconcilerFor(input.ref);
-      const { plan } = reconciler;
-      const location = statusLocationOf(reconciler);
-      const owned = ownedConditionTypes(plan, input.status);
-      // Observed with no status at all (a new object): nothing to merge, so the first write needs no
-      // read. The resourceVersion precondition keeps it safe; a 409 (changed meanwhile, or another
-      // object of that name) falls back to read, merge, write.
-      let unread = input.expectedVersion || undefined;
-      for (let i = 0; ; i++) {
-        const obj = unread ? undefined : await primary.get(plan, input.ref);
-        if (!unread) {
-          if (!obj || obj.metadata.uid !== input.uid) return { written: false, reason: 'gone' };
-          if (sameStatus(onlyOwned(ownedStatus(obj, location), owned), input.status)) {
-            return { written: false, reason: 'unchanged' };
-          }
-        }
-        const resourceVersion = unread ?? obj?.metadata.resourceVersion;
-        const before = !obj ? {} : location === 'annotations' ? annotatedStatus(obj) : (obj.status ?? {});
-        const existing = Array.isArray(before.conditions)
-          ? (before.conditions as { type?: string; status?: string; lastTransitionTime?: string }[])
-          : [];
-        const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-        // Merged by type: homeostat's conditions replaced, every other controller's kept as read
-        // (after homeostat's, in their order). The resourceVersion precondition below makes the merge safe: a
-        // condition written meanwhile is a 409, and the merge is redone on what is there then.
-        const ours = input.status.conditions.map((c) => {
-          const previous = existing.find((e) => e.type === c.type);
-          return {
-            ...c,
-            lastTransitionTime:
-              previous?.status === c.status && previous.lastTransitionTime ? previous.lastTransitionTime : now,
-          };
-        });
-        const foreign = existing.filter((e) => typeof e.type === 'string' && !owned.has(e.type));
-        const conditions = [...ours, ...foreign];
-        const { observedGeneration, phase, fields } = input.status;
-        let written: CustomObject;
-        try {
-          if (location === 'annotations') {
-            written = await primary.patch(plan, input.ref, {
-              metadata: {
-                resourceVersion,
-                annotations: {
-                  [statusAnnotations.phase]: phase,
-                  [statusAnnotations.observedGeneration]: String(observedGeneration),
-                  [statusAnnotations.conditions]: JSON.stringify(conditions),
-                },
-              },
-            });
-          } else {
-            written = await primary.patch(
-              plan,
-              input.ref,
-              {
-                metadata: { resourceVersion },
-                status: { observedGeneration, phase, conditions, ...fields },
-              },
-              'status',
-            );
-          }
-        } catch (err) {
-          if (unread && (isConflict(err) || isNotFound(err))) {
-            log.debug({ ref: input.ref }, 'status changed since observed, re-reading');
-            unread = undefined;
-            i--; // the unread attempt is not one of the conflict retries
-            continue;
-          }
-          if (isConflict(err) && i < conflictRetries) {
-            log.debug({ ref: input.ref, attempt: i }, 'status conflict, re-reading');
-            continue;
-          }
-          throw err;
-        }
-        if (input.event) await recordEvent(deps.kc, identityOf(written), input.event, reporting);
-        return { written: true };
-      }
+      const r = await writeOwnStatus(input);
+      return r.written ? { written: true } : { written: false, reason: r.reason };
     }),
 
     removeFinalizer: guarded(async ({ ref, uid, event }) => {

@@ -28,7 +28,15 @@ export interface ObserveInput {
    * outcomes come back in {@link ObservedObject.leading}; the workflow takes them as the steps' first
    * attempts and runs the rest of the pass (retries included) as usual.
    */
-  readonly leadingSteps?: { readonly budgetMs: number };
+  readonly leadingSteps?: {
+    readonly budgetMs: number;
+    /**
+     * When every step of the plan ran and succeeded, also write the status the pass ends with
+     * (`succeededPassStatus`) and, if the phase changes, its Event (keyed with this pass number), as
+     * the status write would: the workflow then finds that status already there and writes nothing.
+     */
+    readonly status?: { readonly pass: number };
+  };
 }
 
 /** A step failure as data: what the workflow reads of an activity failure. */
@@ -71,6 +79,8 @@ export interface ObservedObject extends ObjectSnapshot {
   readonly plan: ReconcilerPlan;
   /** The leading local steps run with the observation ({@link ObserveInput.leadingSteps}), in order. */
   readonly leading?: readonly LeadingStepOutcome[];
+  /** Observe wrote the pass's status after running every step (the snapshot shows it as written). */
+  readonly statusWritten?: boolean;
 }
 
 /** The result of {@link Activities.observeObject}. */

@@ -1,5 +1,8 @@
-/** Comparing the part of `status` homeostat owns (shared by the workflow and the status activity). */
-import type { ObjectStatus } from './definitions';
+/**
+ * The part of `status` homeostat owns: the status a pass outcome implies, and comparing two (shared by
+ * the workflow and the activities).
+ */
+import type { ConditionSpec, ObjectStatus, Phase, StatusFields } from './definitions';
 
 /**
  * Whether status `a` (as read or last written) already shows `b` (as wanted): the same
@@ -23,6 +26,177 @@ export function sameStatus(a: ObjectStatus, b: ObjectStatus): boolean {
       c.observedGeneration === d.observedGeneration
     );
   });
+}
+
+/** What a pass found, in the terms status is made of. */
+export interface StatusInputs {
+  readonly phase: Phase;
+  readonly generation: number;
+  /** Why: the failing step's or validation's message. */
+  readonly message?: string;
+  /** The failing step, for `Degraded`. */
+  readonly failedStep?: string;
+  /** Whether the failure is terminal (no more retries until the spec changes). */
+  readonly terminal?: boolean;
+  /** Whether the step refused to adopt something it did not create (re-checked at the drift interval). */
+  readonly adoptionRefused?: boolean;
+  /** Number of steps that succeeded, for the `Ready` message. */
+  readonly succeeded?: number;
+  /** The steps of a `Ready` pass with their messages: one `<Step>Ready` condition each (what each child or external resource is). */
+  readonly steps?: readonly { readonly name: string; readonly message?: string }[];
+  /** For `Reconciling`: the steps whose work is still under way, with their progress (`2/3 replicas ready`). */
+  readonly progressing?: readonly { readonly step: string; readonly message: string }[];
+  /** The reconciler's own status fields the pass's steps reported. */
+  readonly fields?: StatusFields;
+}
+
+/** The condition type reporting one step: `connection-secret` → `ConnectionSecretReady`. */
+export function stepConditionType(step: string): string {
+  return `${step
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('')}Ready`;
+}
+
+/**
+ * The status (observedGeneration, phase and the `Ready`, `Progressing`, `Degraded` conditions) a pass
+ * outcome implies. Deterministic: equal inputs give equal status, so unchanged status is not written.
+ */
+export function desiredStatus(
+  i: StatusInputs,
+): Required<Omit<ObjectStatus, 'fields'>> & { conditions: ConditionSpec[]; fields?: StatusFields } {
+  const g = i.generation;
+  const c = (type: string, status: ConditionSpec['status'], reason: string, message: string): ConditionSpec => ({
+    type,
+    status,
+    reason,
+    message,
+    observedGeneration: g,
+  });
+  let conditions: ConditionSpec[];
+  switch (i.phase) {
+    case 'Ready':
+      conditions = [
+        c('Ready', 'True', 'Reconciled', `All ${i.succeeded ?? 0} steps succeeded`),
+        c('Progressing', 'False', 'Reconciled', 'Reconcile finished'),
+        c('Degraded', 'False', 'Reconciled', 'No step is failing'),
+        ...(i.steps ?? []).map((step) =>
+          c(stepConditionType(step.name), 'True', 'StepSucceeded', step.message || 'succeeded'),
+        ),
+      ];
+      break;
+    case 'Reconciling': {
+      const under = i.progressing ?? [];
+      const msg = under.map((p) => `${p.step}: ${p.message}`).join('; ') || 'Reconcile in progress';
+      conditions = [
+        c('Ready', 'False', 'Progressing', msg),
+        c('Progressing', 'True', 'Progressing', msg),
+        c('Degraded', 'False', 'Progressing', 'No step is failing'),
+        ...(i.steps ?? []).map((step) => {
+          const progress = under.find((p) => p.step === step.name);
+          return progress
+            ? c(stepConditionType(step.name), 'False', 'InProgress', progress.message)
+            : c(stepConditionType(step.name), 'True', 'StepSucceeded', step.message || 'succeeded');
+        }),
+      ];
+      break;
+    }
+    case 'Invalid':
+      conditions = [
+        c('Ready', 'False', 'InvalidSpec', i.message ?? 'invalid spec'),
+        c('Progressing', 'False', 'InvalidSpec', 'Waiting for the spec to be fixed'),
+        c('Degraded', 'False', 'InvalidSpec', 'No step ran'),
+      ];
+      break;
+    case 'Degraded': {
+      const reason = i.adoptionRefused ? 'AdoptionRefused' : i.terminal ? 'TerminalStepError' : 'StepFailed';
+      const msg = `${i.failedStep ?? 'step'}: ${i.message ?? 'failed'}`;
+      conditions = [
+        c('Ready', 'False', reason, msg),
+        i.adoptionRefused
+          ? c('Progressing', 'False', reason, 'Nothing changed; checked again at the drift interval')
+          : i.terminal
+            ? c('Progressing', 'False', reason, 'Not retried until the spec changes')
+            : c('Progressing', 'True', 'Retrying', `Retrying ${i.failedStep ?? 'step'} with backoff`),
+        c('Degraded', 'True', reason, msg),
+      ];
+      break;
+    }
+    case 'Deleting':
+      conditions = [
+        c('Ready', 'False', 'Deleting', 'The object is being deleted'),
+        c('Progressing', 'True', 'Cleanup', 'Running cleanup steps'),
+        c('Degraded', 'False', 'Deleting', i.message ?? 'Cleanup in progress'),
+      ];
+      break;
+    default:
+      conditions = [
+        c('Ready', 'False', i.phase, i.message ?? i.phase),
+        c('Progressing', 'True', i.phase, 'Reconcile in progress'),
+        c('Degraded', 'False', i.phase, 'No step is failing'),
+      ];
+  }
+  const fields = i.fields && Object.keys(i.fields).length > 0 ? { fields: i.fields } : {};
+  return { observedGeneration: g, phase: i.phase, conditions, ...fields };
+}
+
+/** A succeeded step of a pass, as the pass's status reports it. */
+export interface SucceededStep {
+  readonly name: string;
+  readonly message?: string;
+  /** Work still under way (a rollout): the pass is `Reconciling`. */
+  readonly progressing?: string;
+}
+
+/** The Event recorded with a status write that changes the phase. */
+export interface PhaseEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly note: string;
+}
+
+/**
+ * The status of a pass whose steps all succeeded (`steps` in plan order, with what each reported;
+ * `fields`, the reconciler fields they reported, merged in plan order): `Ready`, or `Reconciling`
+ * while a step reports progress, with a `<Step>Ready` condition per step unless `stepConditions` is
+ * false (histories recorded before them); and the Event that goes with it when the phase changes. The
+ * workflow writes it at the end of such a pass, and observe when it ran the whole plan itself, so
+ * both write exactly the same.
+ */
+export function succeededPassStatus(
+  generation: number,
+  steps: readonly SucceededStep[],
+  fields: StatusFields | undefined,
+  stepConditions = true,
+): { status: ReturnType<typeof desiredStatus>; event: PhaseEvent } {
+  const progressing = steps.flatMap((s) =>
+    s.progressing !== undefined ? [{ step: s.name, message: s.progressing }] : [],
+  );
+  const under = progressing.length > 0 ? progressing : undefined;
+  return {
+    status: desiredStatus({
+      phase: under ? 'Reconciling' : 'Ready',
+      generation,
+      succeeded: steps.length,
+      ...(stepConditions
+        ? { steps: steps.map((s) => ({ name: s.name, ...(s.message ? { message: s.message } : {}) })) }
+        : {}),
+      ...(under ? { progressing: under } : {}),
+      ...(fields && Object.keys(fields).length > 0 ? { fields } : {}),
+    }),
+    event: under
+      ? { type: 'Normal', reason: 'Progressing', note: under.map((p) => `${p.step}: ${p.message}`).join('; ') }
+      : { type: 'Normal', reason: 'Reconciled', note: `generation ${generation} reconciled` },
+  };
+}
+
+/**
+ * The dedup key of the Event recorded with a status write that changes the phase: one per generation,
+ * phase and pass, so a retried write records its Event once.
+ */
+export function phaseEventKey(generation: number, phase: Phase, pass: number): string {
+  return `${generation}/${phase}/${pass}`;
 }
 
 /**

@@ -4,18 +4,17 @@
  * the Temporal UI. No side effects, no clocks: safe in workflow code and easy to unit-test.
  */
 import { durationMs, type StepPlan, type StepRetry } from '../core/plan';
-import type {
-  ConditionSpec,
-  ObjectRef,
-  ObjectStatus,
-  Phase,
-  ReconcileRequest,
-  StatusFields,
-  StepState,
-} from '../core/definitions';
-import { sameStatus } from '../core/status';
+import type { ObjectRef, Phase, ReconcileRequest, StepState } from '../core/definitions';
+import {
+  desiredStatus,
+  sameStatus,
+  stepConditionType,
+  succeededPassStatus,
+  type StatusInputs,
+  type SucceededStep,
+} from '../core/status';
 
-export { sameStatus };
+export { desiredStatus, sameStatus, stepConditionType, succeededPassStatus, type StatusInputs, type SucceededStep };
 
 /**
  * Coalesces reconcile requests: only the newest pending request is kept, and the wanted generation
@@ -75,119 +74,6 @@ export function sameRef(a: ObjectRef, b: ObjectRef): boolean {
     a.name === b.name &&
     a.version === b.version
   );
-}
-
-/** What a pass found, in the terms status is made of. */
-export interface StatusInputs {
-  readonly phase: Phase;
-  readonly generation: number;
-  /** Why: the failing step's or validation's message. */
-  readonly message?: string;
-  /** The failing step, for `Degraded`. */
-  readonly failedStep?: string;
-  /** Whether the failure is terminal (no more retries until the spec changes). */
-  readonly terminal?: boolean;
-  /** Whether the step refused to adopt something it did not create (re-checked at the drift interval). */
-  readonly adoptionRefused?: boolean;
-  /** Number of steps that succeeded, for the `Ready` message. */
-  readonly succeeded?: number;
-  /** The steps of a `Ready` pass with their messages: one `<Step>Ready` condition each (what each child or external resource is). */
-  readonly steps?: readonly { readonly name: string; readonly message?: string }[];
-  /** For `Reconciling`: the steps whose work is still under way, with their progress (`2/3 replicas ready`). */
-  readonly progressing?: readonly { readonly step: string; readonly message: string }[];
-  /** The reconciler's own status fields the pass's steps reported. */
-  readonly fields?: StatusFields;
-}
-
-/** The condition type reporting one step: `connection-secret` → `ConnectionSecretReady`. */
-export function stepConditionType(step: string): string {
-  return `${step
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w[0]!.toUpperCase() + w.slice(1))
-    .join('')}Ready`;
-}
-
-/**
- * The status (observedGeneration, phase and the `Ready`, `Progressing`, `Degraded` conditions) a pass
- * outcome implies. Deterministic: equal inputs give equal status, so unchanged status is not written.
- */
-export function desiredStatus(
-  i: StatusInputs,
-): Required<Omit<ObjectStatus, 'fields'>> & { conditions: ConditionSpec[]; fields?: StatusFields } {
-  const g = i.generation;
-  const c = (type: string, status: ConditionSpec['status'], reason: string, message: string): ConditionSpec => ({
-    type,
-    status,
-    reason,
-    message,
-    observedGeneration: g,
-  });
-  let conditions: ConditionSpec[];
-  switch (i.phase) {
-    case 'Ready':
-      conditions = [
-        c('Ready', 'True', 'Reconciled', `All ${i.succeeded ?? 0} steps succeeded`),
-        c('Progressing', 'False', 'Reconciled', 'Reconcile finished'),
-        c('Degraded', 'False', 'Reconciled', 'No step is failing'),
-        ...(i.steps ?? []).map((step) =>
-          c(stepConditionType(step.name), 'True', 'StepSucceeded', step.message || 'succeeded'),
-        ),
-      ];
-      break;
-    case 'Reconciling': {
-      const under = i.progressing ?? [];
-      const msg = under.map((p) => `${p.step}: ${p.message}`).join('; ') || 'Reconcile in progress';
-      conditions = [
-        c('Ready', 'False', 'Progressing', msg),
-        c('Progressing', 'True', 'Progressing', msg),
-        c('Degraded', 'False', 'Progressing', 'No step is failing'),
-        ...(i.steps ?? []).map((step) => {
-          const progress = under.find((p) => p.step === step.name);
-          return progress
-            ? c(stepConditionType(step.name), 'False', 'InProgress', progress.message)
-            : c(stepConditionType(step.name), 'True', 'StepSucceeded', step.message || 'succeeded');
-        }),
-      ];
-      break;
-    }
-    case 'Invalid':
-      conditions = [
-        c('Ready', 'False', 'InvalidSpec', i.message ?? 'invalid spec'),
-        c('Progressing', 'False', 'InvalidSpec', 'Waiting for the spec to be fixed'),
-        c('Degraded', 'False', 'InvalidSpec', 'No step ran'),
-      ];
-      break;
-    case 'Degraded': {
-      const reason = i.adoptionRefused ? 'AdoptionRefused' : i.terminal ? 'TerminalStepError' : 'StepFailed';
-      const msg = `${i.failedStep ?? 'step'}: ${i.message ?? 'failed'}`;
-      conditions = [
-        c('Ready', 'False', reason, msg),
-        i.adoptionRefused
-          ? c('Progressing', 'False', reason, 'Nothing changed; checked again at the drift interval')
-          : i.terminal
-            ? c('Progressing', 'False', reason, 'Not retried until the spec changes')
-            : c('Progressing', 'True', 'Retrying', `Retrying ${i.failedStep ?? 'step'} with backoff`),
-        c('Degraded', 'True', reason, msg),
-      ];
-      break;
-    }
-    case 'Deleting':
-      conditions = [
-        c('Ready', 'False', 'Deleting', 'The object is being deleted'),
-        c('Progressing', 'True', 'Cleanup', 'Running cleanup steps'),
-        c('Degraded', 'False', 'Deleting', i.message ?? 'Cleanup in progress'),
-      ];
-      break;
-    default:
-      conditions = [
-        c('Ready', 'False', i.phase, i.message ?? i.phase),
-        c('Progressing', 'True', i.phase, 'Reconcile in progress'),
-        c('Degraded', 'False', i.phase, 'No step is failing'),
-      ];
-  }
-  const fields = i.fields && Object.keys(i.fields).length > 0 ? { fields: i.fields } : {};
-  return { observedGeneration: g, phase: i.phase, conditions, ...fields };
 }
 
 /** The workflow-level backoff before retry round `round + 1` (round is 1-based): exponential, capped. */

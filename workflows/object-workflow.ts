@@ -36,7 +36,7 @@ import {
   type ReconcileNowRequest,
 } from '../core/definitions';
 import { ObjectEntity } from './object-entity';
-import { desiredStatus, sameRef } from './object-state';
+import { desiredStatus, sameRef, succeededPassStatus } from './object-state';
 import { PassTimer } from './pass-timer';
 import { StatusWriter } from './status-writer';
 import { StepRunner, adoptionRefusedType, appFailure } from './step-runner';
@@ -198,7 +198,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
               ...coreOptions,
               startToCloseTimeout: coreTimeoutMs + leadingStepsBudgetMs,
               summary: `observe ${ref.kind} ${where}, and its leading local steps`,
-            }).observeObject({ ref, leadingSteps: { budgetMs: leadingStepsBudgetMs } })
+            }).observeObject({
+              ref,
+              leadingSteps: { budgetMs: leadingStepsBudgetMs, status: { pass: entity.passes + 1 } },
+            })
           : await coreActivities(localActivities, `observe ${ref.kind} ${where}`).observeObject({ ref });
       } catch (err) {
         const failure = appFailure(err);
@@ -239,7 +242,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         entity.lastError = undefined;
       }
       entity.uid = obs.uid;
+      // Observe may have written this pass's status already (it ran every step): the write below then
+      // finds it there and is skipped.
       status.observed(obs.status, obs.resourceVersion);
+      if (obs.statusWritten) entity.statusWritten = true;
       entity.currentGeneration = obs.generation;
       entity.driftCheckIntervalMs = obs.driftCheckIntervalMs;
 
@@ -326,37 +332,25 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       entity.lastError = undefined;
       // A step whose work is still under way (a rollout) makes the pass Reconciling, not Ready; the
       // next pass comes from its child's status change (or a requeue). Histories recorded before
-      // steps could report progress have none, so they replay as they ran.
+      // steps could report progress have none, so they replay as they ran. Per-step conditions came
+      // later: histories recorded before them keep the old status (and so the old commands) on
+      // replay. Runs that fuse leading steps came later still, so they skip the patch call (its
+      // marker's search-attribute upsert is an action per run); runs recorded with the marker must
+      // keep calling it (an unmatched marker is nondeterminism).
       const under = result.progressing;
-      await status.writeIfChanged(
-        obs.uid,
-        desiredStatus({
-          phase: under ? 'Reconciling' : 'Ready',
-          generation: obs.generation,
-          succeeded: observedPlan.steps.length,
-          // Per-step conditions came later: histories recorded before them keep the old status
-          // (and so the old commands) on replay. Runs that fuse leading steps came later still, so
-          // they skip the patch call (its marker's search-attribute upsert is an action per run);
-          // runs recorded with the marker must keep calling it (an unmatched marker is nondeterminism).
-          ...(fuseLeadingSteps || patched('status-step-conditions')
-            ? {
-                steps: observedPlan.steps.map((s) => ({
-                  name: s.name,
-                  ...(entity.steps[s.name]?.message ? { message: entity.steps[s.name]!.message! } : {}),
-                })),
-              }
+      const passed = succeededPassStatus(
+        obs.generation,
+        observedPlan.steps.map((s) => ({
+          name: s.name,
+          ...(entity.steps[s.name]?.message ? { message: entity.steps[s.name]!.message! } : {}),
+          ...(entity.steps[s.name]?.progressing !== undefined
+            ? { progressing: entity.steps[s.name]!.progressing! }
             : {}),
-          ...(under ? { progressing: under } : {}),
-          ...(result.fields ? { fields: result.fields } : {}),
-        }),
-        under
-          ? {
-              type: 'Normal',
-              reason: 'Progressing',
-              note: under.map((p) => `${p.step}: ${p.message}`).join('; '),
-            }
-          : { type: 'Normal', reason: 'Reconciled', note: `generation ${obs.generation} reconciled` },
+        })),
+        result.fields,
+        fuseLeadingSteps || patched('status-step-conditions'),
       );
+      await status.writeIfChanged(obs.uid, passed.status, passed.event);
       entity.observedGeneration = obs.generation;
       return entity.outcome(
         under ? 'reconciling' : 'ready',

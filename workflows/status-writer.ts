@@ -6,6 +6,7 @@
 import type { WriteStatusInput } from '../core/activity-contract';
 import type { ObjectStatus } from '../core/definitions';
 import type { ObjectEntity } from './object-entity';
+import { phaseEventKey } from '../core/status';
 import { sameStatus, type desiredStatus } from './object-state';
 
 /** The status a pass wants written (what {@link desiredStatus} returns). */
@@ -64,7 +65,7 @@ export class StatusWriter {
                 event: {
                   ...eventFor,
                   action: 'Reconcile',
-                  dedupKey: `${wanted.observedGeneration}/${wanted.phase}/${entity.passes + 1}`,
+                  dedupKey: phaseEventKey(wanted.observedGeneration, wanted.phase, entity.passes + 1),
                 },
               }
             : {}),

@@ -576,7 +576,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     await recordHistory('local-steps', name, local);
   });
 
-  it('given a chain of local steps, observe runs it in its own local activity: one marker for observe and every step, retries and terminal failures as before', async () => {
+  it('given a chain of local steps, observe runs it and writes the pass’s status in its own local activity: one marker for the whole pass, retries and terminal failures as before', async () => {
     const chain = new Counters(t, taskQueue, 'ChainCounter');
     const name = t.unique('chain');
     const obj = await chain.create(name, { message: 'chained pony' });
@@ -596,15 +596,51 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       message: 'published chained pony',
     });
 
-    // The create pass, up to the first drift timer: two markers (observe with the three steps, the
-    // status write), where a step per marker would make five.
+    // The create pass, up to the first drift timer: one marker, observe having run the three steps and
+    // written the Ready status itself, where a marker per step and one for the status would make five.
     const events = (await handle.fetchHistory()).events ?? [];
     const timerAt = events.findIndex((e) => e.timerStartedEventAttributes);
     const createCost = historyCost({ events: events.slice(0, timerAt + 1) });
     process.stdout.write(`chained local steps, create → Ready: ${JSON.stringify(createCost)}\n`);
-    expect(createCost.byType.MARKER_RECORDED).toBe(2);
+    expect(createCost.byType.MARKER_RECORDED).toBe(1);
     expect(createCost.byType.ACTIVITY_TASK_SCHEDULED).toBeUndefined();
     expect(createCost.actions).toBeLessThanOrEqual(4);
+    // The Event of the phase change is recorded once, as a status write records it.
+    const reasons = await waitFor(async () => {
+      const list = await t.kc.makeApiClient(k8s.EventsV1Api).listNamespacedEvent({ namespace: t.namespace });
+      const mine = list.items.filter((e) => e.regarding?.uid === obj.metadata.uid).map((e) => e.reason);
+      return mine.length > 0 ? mine : undefined;
+    });
+    expect(reasons).toEqual(['Reconciled']);
+    // Drift checks that find nothing write nothing: the status stays as observe wrote it.
+    const checked = await chain.settled(name, 2);
+    expect(checked.lastOutcome?.statusWritten).toBe(false);
+    expect((await chain.get(name))?.metadata.resourceVersion).toBe(ready?.metadata.resourceVersion);
+
+    // Observe's status write merges as the status activity does: another controller's condition stays.
+    const shared = t.unique('chain-shared');
+    const sh = await chain.create(shared, { message: 'shared pony' });
+    const foreign = {
+      type: 'example.com/Audited',
+      status: 'True',
+      reason: 'AuditPassed',
+      message: 'written by another controller',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    };
+    await t.custom.patchNamespacedCustomObjectStatus(
+      {
+        group: sh.apiVersion.split('/')[0]!,
+        version: 'v1',
+        namespace: t.namespace,
+        plural: 'chaincounters',
+        name: shared,
+        body: { status: { conditions: [foreign] } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await chain.request(sh, 'added');
+    const sharedReady = await chain.waitForPhase(shared, 'Ready', 1);
+    expect(sharedReady.status?.conditions).toContainEqual(foreign);
 
     // A leading step that fails is retried by the workflow as a step of its own: publish fails in
     // observe (attempt 1) and once more as its own local activity, then succeeds; audit, after it, runs
