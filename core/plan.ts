@@ -61,6 +61,8 @@ export interface StepPlan<Name extends string = string> {
    * Temporal action together. For short, idempotent steps (Kubernetes applies, quick SQL) that finish
    * well inside the workflow task timeout (10 s) and do not heartbeat. `'regular'`: an ordinary
    * activity, for long, heartbeating or rate-limited steps, or steps that must run on another worker.
+   * A plan that starts with a chain of local steps ({@link leadingLocalSteps}) has observe run that
+   * chain in its own local activity, and write the pass's status too when the chain is the whole plan.
    * @default 'regular'
    */
   readonly execution?: 'local' | 'regular';
