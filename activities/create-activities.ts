@@ -34,7 +34,13 @@ import {
   type ReconcilerPlan,
 } from '../core/plan';
 import type { Reconciler, StepOutputs, StepResult } from '../core/reconciler';
-import { phaseEventKey, reservedStatusFields, sameStatus, statusFieldName, succeededPassStatus } from '../core/status';
+import {
+  phaseChangeEvent,
+  reservedStatusFields,
+  sameStatus,
+  statusFieldName,
+  succeededPassStatus,
+} from '../core/status';
 import { shareConnections } from '../core/kube-connections';
 import { HomeostatError, isConflict, isNotFound, toApplicationFailure } from '../core/errors';
 import {
@@ -440,23 +446,11 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
       })),
       fields,
     );
-    if (sameStatus(snapshot.status, passed.status)) return undefined;
+    const event = phaseChangeEvent(snapshot.status.phase, passed.status, passed.event, pass);
     try {
+      // Unchanged status is not written: writeOwnStatus compares it with `obj` before any request.
       const outcome = await writeOwnStatus(
-        {
-          ref,
-          uid: snapshot.uid,
-          status: passed.status,
-          ...(snapshot.status.phase !== passed.status.phase
-            ? {
-                event: {
-                  ...passed.event,
-                  action: 'Reconcile',
-                  dedupKey: phaseEventKey(snapshot.generation, passed.status.phase, pass),
-                },
-              }
-            : {}),
-        },
+        { ref, uid: snapshot.uid, status: passed.status, ...(event ? { event } : {}) },
         obj,
       );
       return outcome.written ? outcome.object : undefined;

@@ -2,6 +2,7 @@
  * The part of `status` homeostat owns: the status a pass outcome implies, and comparing two (shared by
  * the workflow and the activities).
  */
+import type { EventRecord } from './activity-contract';
 import type { ConditionSpec, ObjectStatus, Phase, StatusFields } from './definitions';
 
 /**
@@ -197,6 +198,21 @@ export function succeededPassStatus(
  */
 export function phaseEventKey(generation: number, phase: Phase, pass: number): string {
   return `${generation}/${phase}/${pass}`;
+}
+
+/**
+ * The Event to record with a status write: `event`, as a `Reconcile` action keyed by
+ * {@link phaseEventKey}, when the write changes the phase from `knownPhase`; none otherwise. Shared by
+ * the workflow's status writer and observe's own status write, so both record the same Event once.
+ */
+export function phaseChangeEvent(
+  knownPhase: Phase | undefined,
+  wanted: { readonly observedGeneration: number; readonly phase: Phase },
+  event: PhaseEvent | undefined,
+  pass: number,
+): EventRecord | undefined {
+  if (!event || knownPhase === wanted.phase) return undefined;
+  return { ...event, action: 'Reconcile', dedupKey: phaseEventKey(wanted.observedGeneration, wanted.phase, pass) };
 }
 
 /**

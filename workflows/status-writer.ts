@@ -6,7 +6,7 @@
 import type { WriteStatusInput } from '../core/activity-contract';
 import type { ObjectStatus } from '../core/definitions';
 import type { ObjectEntity } from './object-entity';
-import { phaseEventKey } from '../core/status';
+import { phaseChangeEvent } from '../core/status';
 import { sameStatus, type desiredStatus } from './object-state';
 
 /** The status a pass wants written (what {@link desiredStatus} returns). */
@@ -52,7 +52,7 @@ export class StatusWriter {
       entity.phase = wanted.phase;
       entity.conditions = wanted.conditions;
       if (sameStatus(this.known, wanted)) return;
-      const phaseChanged = this.known.phase !== wanted.phase;
+      const event = phaseChangeEvent(this.known.phase, wanted, eventFor, entity.passes + 1);
       // Observed with no status at all: the write needs no read first (see WriteStatusInput).
       const expectedVersion = this.knownVersion && Object.keys(this.known).length === 0 ? this.knownVersion : undefined;
       await this.write(
@@ -60,15 +60,7 @@ export class StatusWriter {
           ref: entity.ref,
           uid: objUid,
           status: wanted,
-          ...(eventFor && phaseChanged
-            ? {
-                event: {
-                  ...eventFor,
-                  action: 'Reconcile',
-                  dedupKey: phaseEventKey(wanted.observedGeneration, wanted.phase, entity.passes + 1),
-                },
-              }
-            : {}),
+          ...(event ? { event } : {}),
           ...(expectedVersion ? { expectedVersion } : {}),
         },
         `status ${wanted.phase} gen ${wanted.observedGeneration} · ${entity.ref.kind} ${entity.where}`,

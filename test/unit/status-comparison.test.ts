@@ -3,7 +3,7 @@
  * status spins): every owned field counts, condition order and transition times do not. Written for
  * mutants of core/status.ts that survived (issue 17).
  */
-import { phaseEventKey, sameStatus, succeededPassStatus } from '../../core/status';
+import { phaseChangeEvent, phaseEventKey, sameStatus, succeededPassStatus } from '../../core/status';
 import type { ObjectStatus } from '../../core/definitions';
 
 const ready = { type: 'Ready', status: 'True', reason: 'Reconciled', message: 'ok', observedGeneration: 2 } as const;
@@ -75,6 +75,13 @@ describe('succeededPassStatus: the status a pass whose steps all succeeded ends 
     ]);
     expect(event).toEqual({ type: 'Normal', reason: 'Reconciled', note: 'generation 3 reconciled' });
     expect(phaseEventKey(3, s.phase, 7)).toBe('3/Ready/7');
+    expect(phaseChangeEvent('Reconciling', s, event, 7)).toEqual({
+      ...event,
+      action: 'Reconcile',
+      dedupKey: '3/Ready/7',
+    });
+    expect(phaseChangeEvent('Ready', s, event, 7)).toBeUndefined();
+    expect(phaseChangeEvent(undefined, s, undefined, 7)).toBeUndefined();
   });
 
   it('given a step reporting progress, it is Reconciling with that step not ready and a Progressing Event; without step conditions, none per step', () => {
