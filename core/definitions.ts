@@ -134,6 +134,13 @@ export interface ObjectWorkflowInput {
    * before it replay as they ran.
    */
   readonly fuseLeadingSteps?: boolean;
+  /**
+   * Whether a drift check keeps a timer already running when it fires inside the check's jitter
+   * window (±10% of the interval) instead of arming a time of its own, so the passes right after a
+   * create share one timer. Set like {@link localActivities}, so runs recorded before it replay as
+   * they ran.
+   */
+  readonly driftTimerWindow?: boolean;
 }
 
 /** What one run hands to the next on continue-as-new: small and bounded. */
@@ -258,7 +265,7 @@ export function objectWorkflowStartOptions(ref: ObjectRef, taskQueue: string = d
   return {
     workflowId: workflowIdFor(ref),
     taskQueue,
-    args: [{ ref, localActivities: true, fuseLeadingSteps: true }] as [ObjectWorkflowInput],
+    args: [{ ref, localActivities: true, fuseLeadingSteps: true, driftTimerWindow: true }] as [ObjectWorkflowInput],
     staticSummary: staticSummaryFor(ref),
     typedSearchAttributes: [
       { key: searchAttributeKeys.kind, value: ref.kind },

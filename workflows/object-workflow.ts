@@ -109,6 +109,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const localActivities = input.localActivities === true;
     /** Whether observe runs the leading local steps too: decided by the input, as local activities are. */
     const fuseLeadingSteps = localActivities && input.fuseLeadingSteps === true;
+    /** Whether a drift check keeps a running timer inside its jitter window: decided by the input too. */
+    const driftTimerWindow = localActivities && input.driftTimerWindow === true;
 
     const showDetails = (): void => setCurrentDetails(entity.details());
     const upsertIfChanged = (): void => {
@@ -428,6 +430,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
             carried: { passes: entity.passes, runs: entity.run },
             localActivities: true,
             fuseLeadingSteps: true,
+            driftTimerWindow: true,
           });
         }
         return result;
@@ -437,7 +440,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         const requeue = result.requeueAfterMs;
         const drift = driftMs();
         if (requeue !== undefined && (drift === undefined || requeue < drift)) timer.arm('requeue', requeue);
-        else if (drift !== undefined) timer.arm('drift', jittered(drift));
+        else if (drift !== undefined) {
+          const delay = jittered(drift);
+          timer.arm('drift', delay, driftTimerWindow ? { min: drift * 0.9, max: drift * 1.1 } : undefined);
+        }
       }
       showDetails();
 
@@ -457,6 +463,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           carried: entity.carried(result),
           localActivities: true,
           fuseLeadingSteps: true,
+          driftTimerWindow: true,
         });
       }
     }

@@ -713,6 +713,26 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     expect(spread).toBeGreaterThan(10_000);
   });
 
+  it('given passes right after a create (requests within the drift window), they share the first pass’s drift timer: one timer, no remainder', async () => {
+    const chain = new Counters(t, taskQueue, 'ChainCounter');
+    const name = t.unique('shared-timer');
+    await chain.create(name, { message: 'thrifty pony' });
+    const obj = await chain.annotate(name, { 'homeostat.dev/drift-check-interval': '10 minutes' });
+    const handle = await chain.request(obj, 'added');
+    const first = await chain.settled(name, 1);
+    // Twenty more passes: each draws its own jittered time; without the window, any draw earlier than
+    // the running timer would start a second timer (and a remainder one later).
+    for (let p = 2; p <= 21; p++) {
+      await chain.request(obj, 'child-changed');
+      await chain.settled(name, p);
+    }
+    const last = await chain.settled(name, 21);
+    expect(last.nextTimer).toEqual(first.nextTimer);
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.timerStartedEventAttributes)).toHaveLength(1);
+    await recordHistory('drift-timer-window', name, chain);
+  });
+
   it('given 200+ passes on one object, it continues as new, loses no request, and its events and actions per pass are measured', async () => {
     const name = t.unique('marathon');
     let obj = await counters.create(name, { message: 'gen 1' });

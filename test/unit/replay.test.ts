@@ -55,6 +55,7 @@ describe('replay of recorded object workflow histories', () => {
         'builtin-postgres-database-drift.json',
         'local-steps.json',
         'fused-leading-steps.json',
+        'drift-timer-window.json',
       ]),
     );
   });

@@ -507,6 +507,55 @@ describe('PassTimer: one durable timer for the next pass', () => {
     expect(entity.nextTimer).toEqual({ kind: 'drift', at: 5000 });
   });
 
+  it('given a drift check armed with a window, a running timer firing inside it is kept: no second timer, no remainder, due when it fires', async () => {
+    const entity = new ObjectEntity({ ref });
+    let now = 0;
+    const sleeps: { ms: number; fire: () => void }[] = [];
+    const timer = new PassTimer(
+      entity,
+      (ms) => new Promise<void>((fire) => sleeps.push({ ms, fire })),
+      () => now,
+    );
+    const window = { min: 27_000, max: 33_000 };
+    timer.arm('drift', 31_000, window);
+    // A pass a second later (a child or a referenced object changed) draws an earlier time, 28 s on.
+    now = 1000;
+    timer.arm('drift', 28_000, window);
+    expect(sleeps.map((s) => s.ms)).toEqual([31_000]);
+    expect(entity.nextTimer).toEqual({ kind: 'drift', at: 31_000 });
+    // A draw later than the running timer keeps it too: no remainder timer when it fires.
+    now = 2000;
+    timer.arm('drift', 32_500, window);
+    now = 31_000;
+    sleeps[0]!.fire();
+    await new Promise((r) => setImmediate(r));
+    expect(entity.timerDue).toBe(true);
+    expect(sleeps).toHaveLength(1);
+  });
+
+  it('given a drift check whose window the running timer misses (a pass mid-interval), the running one re-arms for the remainder as before', async () => {
+    const entity = new ObjectEntity({ ref });
+    let now = 0;
+    const sleeps: { ms: number; fire: () => void }[] = [];
+    const timer = new PassTimer(
+      entity,
+      (ms) => new Promise<void>((fire) => sleeps.push({ ms, fire })),
+      () => now,
+    );
+    timer.arm('drift', 30_000, { min: 27_000, max: 33_000 });
+    now = 15_000;
+    timer.arm('drift', 30_000, { min: 27_000, max: 33_000 });
+    expect(sleeps.map((s) => s.ms)).toEqual([30_000]);
+    now = 30_000;
+    sleeps[0]!.fire();
+    await new Promise((r) => setImmediate(r));
+    expect(entity.timerDue).toBe(false);
+    expect(sleeps.map((s) => s.ms)).toEqual([30_000, 15_000]);
+    // A requeue (no window) earlier than the running timer starts one of its own.
+    timer.arm('requeue', 500);
+    expect(sleeps.map((s) => s.ms)).toEqual([30_000, 15_000, 500]);
+  });
+
   it('given a retry timer wanted meanwhile, a firing requeue timer does not make a pass due', async () => {
     const entity = new ObjectEntity({ ref });
     const sleeps: (() => void)[] = [];

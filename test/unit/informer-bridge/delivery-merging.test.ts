@@ -87,7 +87,7 @@ describe('delivery to Temporal', () => {
         via: 'start',
         options: {
           ...objectWorkflowStartOptions(ref, 'tq'),
-          args: [{ ref, pending: req('added'), localActivities: true, fuseLeadingSteps: true }],
+          args: [{ ref, pending: req('added'), localActivities: true, fuseLeadingSteps: true, driftTimerWindow: true }],
         },
       },
     ]);
