@@ -1,6 +1,6 @@
 /**
  * The activities of the per-object workflow, built by {@link createActivities} from their clients:
- * observing the object (read, validate, add the finalizer), writing status, removing the finalizer,
+ * observing the object (read, validate, add the finalizer if the plan has cleanup), writing status, removing the finalizer,
  * and one activity per reconciler step. Activities keep no state between calls and may run more than
  * once. Status writes merge conditions by type, keeping those of other controllers. Status goes to the status subresource of kinds homeostat defines and to annotations on kinds
  * it does not (a `Namespace`: see `statusAnnotations`); an object that no longer matches its
@@ -486,12 +486,16 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
           details: snapshotOf(obj, location),
         });
       }
-      if (!(obj.metadata.finalizers ?? []).includes(finalizerName)) {
-        obj = await patchFinalizers(plan, ref, obj.metadata.uid ?? '', obj, (f) =>
-          f.includes(finalizerName) ? undefined : [...f, finalizerName],
-        );
+      // The finalizer holds deletion for the cleanup steps, so only a plan with cleanup gets one; one
+      // left by an older homeostat (which added it to every object) on a plan without cleanup goes.
+      const wantsFinalizer = (plan.cleanup?.length ?? 0) > 0;
+      if ((obj.metadata.finalizers ?? []).includes(finalizerName) !== wantsFinalizer) {
+        obj = await patchFinalizers(plan, ref, obj.metadata.uid ?? '', obj, (f) => {
+          if (f.includes(finalizerName) === wantsFinalizer) return undefined;
+          return wantsFinalizer ? [...f, finalizerName] : f.filter((x) => x !== finalizerName);
+        });
         if (!obj) return { found: false };
-        log.info({ ref, uid: obj.metadata.uid }, 'finalizer added');
+        log.info({ ref, uid: obj.metadata.uid }, wantsFinalizer ? 'finalizer added' : 'finalizer removed: no cleanup');
       }
       // The object's own drift-check interval, only when it asks for one (the observation is history).
       const asked = obj.metadata.annotations?.[driftCheckAnnotation];

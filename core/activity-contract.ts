@@ -138,7 +138,8 @@ export interface StepActivityResult extends StepResult {
 /** The generic activities (step activities are added under `<plural>.<group>/<step>`). */
 export interface Activities {
   /**
-   * Reads the object; validates its spec (`InvalidSpec` when it does not parse); adds the finalizer;
+   * Reads the object; validates its spec (`InvalidSpec` when it does not parse); adds the finalizer
+   * when the plan has cleanup steps (removes homeostat's when it has none);
    * runs the leading local steps when asked ({@link ObserveInput.leadingSteps}).
    */
   observeObject(input: ObserveInput): Promise<Observation>;

@@ -99,7 +99,10 @@ export interface ReconcilerPlan<Name extends string = string> {
   readonly owns?: readonly OwnedKind[];
   /** The reconcile steps. */
   readonly steps: readonly StepPlan<Name>[];
-  /** Steps run when the object is being deleted, before the finalizer is removed. */
+  /**
+   * Steps run when the object is being deleted, before the finalizer is removed. Only a plan with
+   * cleanup steps puts homeostat's finalizer on its objects.
+   */
   readonly cleanup?: readonly StepPlan<Name>[];
   /** A pass re-runs after this long without any event (drift detection); unset disables it. */
   readonly driftCheckInterval?: Duration;

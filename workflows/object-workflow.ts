@@ -2,7 +2,7 @@
  * The per-object entity workflow: one long-lived workflow per Kubernetes object that runs
  * observe → compare → act → repeat as durable, retried activities (DESIGN.md).
  *
- * A pass: observe the object (read, validate the spec, add the finalizer) → run the reconciler's steps
+ * A pass: observe the object (read, validate the spec, add the finalizer if there is cleanup) → run the reconciler's steps
  * in dependency order, independent steps in parallel, each retried with backoff → write status only
  * when it changed. A deleted object runs the cleanup steps, loses its finalizer and the workflow
  * completes. Requests are coalesced; requeue and drift checks are durable timers; the run continues as

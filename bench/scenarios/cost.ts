@@ -102,7 +102,8 @@ export async function costScenario(ctx: BenchContext, passes: number): Promise<C
       const s = await handle.query(stateQuery);
       return s.reconciling || s.pending ? undefined : s.passes;
     };
-    // The finalizer homeostat adds is itself a change the bridge reports: let that pass finish too.
+    // A change of the first pass that the bridge reports (a finalizer, on plans with cleanup) would run
+    // a second pass: let it finish too.
     await sleep(1500);
     await until(async () => (await idle()) !== undefined);
     await hs.stop();

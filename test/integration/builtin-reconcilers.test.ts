@@ -123,6 +123,8 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
     expect(db.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     const app = await waitFor('apps', 'pony-spawner', readyAt());
     expect(app.status?.observedGeneration).toBe(1);
+    // An App has no cleanup steps (its children go with it by garbage collection): no finalizer.
+    expect(app.metadata.finalizers ?? []).not.toContain('homeostat.dev/finalizer');
     // Status reports each child, one condition per step.
     const child = (type: string) => app.status?.conditions?.find((c) => c.type === type);
     expect(child('ConfigReady')).toMatchObject({ status: 'True', message: 'ConfigMap pony-spawner-config: 1 keys' });
@@ -171,6 +173,29 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
     await t.core.readNamespacedService({ namespace: t.namespace, name: 'pony-spawner' });
     const cm = await t.core.readNamespacedConfigMap({ namespace: t.namespace, name: 'pony-spawner-config' });
     expect(cm.data?.['ponies.yaml']).toContain('sparkle: high');
+  });
+
+  it('given an App carrying the finalizer an older homeostat added to every object, it is removed, and deleting the App is not held', async () => {
+    const name = 'legacy-pony';
+    await create('apps', {
+      ...yaml('30-pony-spawner-app.yaml'),
+      metadata: { name, namespace: t.namespace, finalizers: ['homeostat.dev/finalizer', 'example.com/keep'] },
+    });
+    const app = await waitFor(
+      'apps',
+      name,
+      (o) => readyAt()(o) && !o.metadata.finalizers?.includes('homeostat.dev/finalizer'),
+    );
+    // Only homeostat's own finalizer goes; another controller's stays.
+    expect(app.metadata.finalizers).toEqual(['example.com/keep']);
+    await t.custom.patchNamespacedCustomObject(
+      { group, version, namespace: t.namespace, plural: 'apps', name, body: { metadata: { finalizers: null } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await t.custom.deleteNamespacedCustomObject({ group, version, namespace: t.namespace, plural: 'apps', name });
+    await expect(
+      t.custom.getNamespacedCustomObject({ group, version, namespace: t.namespace, plural: 'apps', name }),
+    ).rejects.toMatchObject({ code: 404 });
   });
 
   it('given an object that breaks the generated CRD schema, kube-apiserver rejects it with the field at fault', async () => {

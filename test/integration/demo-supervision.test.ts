@@ -177,7 +177,7 @@ describe('the seed’s story through the demo (homeostat dev supervising its pro
     await converged('the Deployment scaled back by the restarted worker');
     await demo.printed(/after the worker restart: 3 of 3 examples Ready .* 0 pending — no reconcile lost/, 30_000);
 
-    // The namespace deleted: the App's and the database's finalizers run, and the namespace goes.
+    // The namespace deleted: the databases' finalizers run (the App has none), and the namespace goes.
     await core.deleteNamespace({ name: ns });
     await waitFor(
       () =>

@@ -76,6 +76,17 @@ describe('deploy/rbac: every granted verb is used, every request is granted', ()
       ['homeostat-worker', 'homeostat-bridge', 'homeostat-api'].map(kubeconfigOf),
     );
     const server = await createPostgresServer(t, `rbac-${suffix}`);
+    // Left with an older homeostat's finalizer too: the worker removes it (`patch` on postgresservers).
+    await t.custom.patchClusterCustomObject(
+      {
+        group: 'homeostat.dev',
+        version: 'v1alpha1',
+        plural: 'postgresservers',
+        name: server,
+        body: { metadata: { finalizers: ['homeostat.dev/finalizer'] } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
     homeostat = await startInProcessHomeostat(t, {
       taskQueue,
       logger: log,
@@ -131,7 +142,9 @@ describe('deploy/rbac: every granted verb is used, every request is granted', ()
       body: {
         apiVersion: `${group}/${version}`,
         kind: 'App',
-        metadata: { name: 'ledger-api' },
+        // The finalizer an older homeostat added to every object: the worker removes it (its `patch`
+        // on apps), since an App has no cleanup steps.
+        metadata: { name: 'ledger-api', finalizers: ['homeostat.dev/finalizer'] },
         spec: {
           image: 'registry.spr.com/ledger:v1',
           replicas: 1,
