@@ -3,9 +3,9 @@
  * from its real history. One object of each built-in kind (PostgresServer, PostgresDatabase, App) runs
  * at its plan's default drift interval, and a PostgresDatabase and an App at a short interval set by
  * the `homeostat.dev/drift-check-interval` annotation. Each is created at the start of the run, left
- * alone while the other scenarios run, and measured over whole idle cycles: from the timer that armed
- * its first drift check after it settled to the timer armed after its last measured check (following
- * continue-as-new). Actions are counted with Temporal Cloud's rule ({@link historyCost}) and the
+ * alone while the other scenarios run, and measured over whole idle cycles: from the end of its last
+ * pass before it settled (when its drift timer was armed) to the timer armed after its last measured
+ * check (following continue-as-new). Actions are counted with Temporal Cloud's rule ({@link historyCost}) and the
  * measured rate is scaled to a 30-day month: nothing is assumed about what a check costs.
  */
 import { randomBytes } from 'node:crypto';
@@ -278,10 +278,13 @@ async function measure(ctx: BenchContext, subject: Subject): Promise<AtRestFigur
   const { runId } = await handle.describe();
   const started = await historyFrom(ctx, workflowId, runId);
   const isTimerStarted = (e: HistoryEvent): boolean => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED;
-  const first = started.map(isTimerStarted).lastIndexOf(true);
-  if (first < 0) throw new Error(`at rest: ${workflowId} armed no drift timer`);
-  // Wait for `cycles` more timers armed after the first: each one follows a completed drift check
-  // (at most the interval plus its 10% jitter each, and time for the pass).
+  if (!started.some(isTimerStarted)) throw new Error(`at rest: ${workflowId} armed no drift timer`);
+  // The window starts where the object settled: at the last event of its last pass. Not at the last
+  // timer started: the passes right after a create (its children and what it references changing)
+  // share the first pass's timer, so they come after it and are not idle.
+  const first = started.length - 1;
+  // Wait for `cycles` timers armed after that: each one follows a completed drift check (at most the
+  // interval plus its 10% jitter each, and time for the pass).
   const deadline = Date.now() + subject.cycles * (durationMs(subject.interval, 0) * 1.1 + 60_000) + 60_000;
   for (let waited = 0; ; waited++) {
     const events = await historyFrom(ctx, workflowId, runId);

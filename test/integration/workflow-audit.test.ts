@@ -111,8 +111,14 @@ describe('the bridge audit: no object without its workflow', () => {
       const settled = (st.replicas ?? 0) <= 2 && (st.readyReplicas ?? 0) === (st.replicas ?? 0);
       return (current && settled) || undefined;
     }, 60_000);
-    await waitFor(async () => (await phaseOf(name)) === 'Ready' || undefined, 60_000);
-    expect(await phaseOf(name)).toBe('Ready');
+    // Ready with no pass running or pending: a read after a bare "Ready" could meet the pass that the
+    // last Pod's termination starts (Reconciling for a moment), which proves nothing either way.
+    const settledPhase = await waitFor(async () => {
+      const s = await t.temporal.workflow.getHandle(workflowIdFor(appRef(name))).query(stateQuery);
+      const phase = await phaseOf(name);
+      return phase === 'Ready' && !s.reconciling && !s.pending ? phase : undefined;
+    }, 60_000);
+    expect(settledPhase).toBe('Ready');
 
     // The bystander's workflow kept running through several more audits and received nothing.
     await new Promise((r) => setTimeout(r, 7000));
