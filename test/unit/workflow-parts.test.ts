@@ -482,25 +482,31 @@ describe('StepRunner: leading steps observe already ran', () => {
   });
 });
 
+/** A PassTimer on a fake clock whose timers fire when the test says (`sleeps[i].fire()`). */
+function passTimerOnFakeClock() {
+  const entity = new ObjectEntity({ ref });
+  const clock = { now: 0 };
+  const sleeps: { ms: number; fire: () => void }[] = [];
+  const timer = new PassTimer(
+    entity,
+    (ms) => new Promise<void>((fire) => sleeps.push({ ms, fire })),
+    () => clock.now,
+  );
+  return { entity, timer, sleeps, clock };
+}
+
 describe('PassTimer: one durable timer for the next pass', () => {
   it('given an earlier timer running, arming a later time starts no second timer and the first re-arms for the rest', async () => {
-    const entity = new ObjectEntity({ ref });
-    let now = 0;
-    const sleeps: { ms: number; fire: () => void }[] = [];
-    const timer = new PassTimer(
-      entity,
-      (ms) => new Promise<void>((fire) => sleeps.push({ ms, fire })),
-      () => now,
-    );
+    const { entity, timer, sleeps, clock } = passTimerOnFakeClock();
     timer.arm('requeue', 1000);
     timer.arm('drift', 5000);
     expect(sleeps.map((s) => s.ms)).toEqual([1000]);
-    now = 1000;
+    clock.now = 1000;
     sleeps[0]!.fire();
     await new Promise((r) => setImmediate(r));
     expect(entity.timerDue).toBe(false);
     expect(sleeps.map((s) => s.ms)).toEqual([1000, 4000]);
-    now = 5000;
+    clock.now = 5000;
     sleeps[1]!.fire();
     await new Promise((r) => setImmediate(r));
     expect(entity.timerDue).toBe(true);
@@ -508,25 +514,18 @@ describe('PassTimer: one durable timer for the next pass', () => {
   });
 
   it('given a drift check armed with a window, a running timer firing inside it is kept: no second timer, no remainder, due when it fires', async () => {
-    const entity = new ObjectEntity({ ref });
-    let now = 0;
-    const sleeps: { ms: number; fire: () => void }[] = [];
-    const timer = new PassTimer(
-      entity,
-      (ms) => new Promise<void>((fire) => sleeps.push({ ms, fire })),
-      () => now,
-    );
+    const { entity, timer, sleeps, clock } = passTimerOnFakeClock();
     const window = { min: 27_000, max: 33_000 };
     timer.arm('drift', 31_000, window);
     // A pass a second later (a child or a referenced object changed) draws an earlier time, 28 s on.
-    now = 1000;
+    clock.now = 1000;
     timer.arm('drift', 28_000, window);
     expect(sleeps.map((s) => s.ms)).toEqual([31_000]);
     expect(entity.nextTimer).toEqual({ kind: 'drift', at: 31_000 });
     // A draw later than the running timer keeps it too: no remainder timer when it fires.
-    now = 2000;
+    clock.now = 2000;
     timer.arm('drift', 32_500, window);
-    now = 31_000;
+    clock.now = 31_000;
     sleeps[0]!.fire();
     await new Promise((r) => setImmediate(r));
     expect(entity.timerDue).toBe(true);
@@ -534,19 +533,12 @@ describe('PassTimer: one durable timer for the next pass', () => {
   });
 
   it('given a drift check whose window the running timer misses (a pass mid-interval), the running one re-arms for the remainder as before', async () => {
-    const entity = new ObjectEntity({ ref });
-    let now = 0;
-    const sleeps: { ms: number; fire: () => void }[] = [];
-    const timer = new PassTimer(
-      entity,
-      (ms) => new Promise<void>((fire) => sleeps.push({ ms, fire })),
-      () => now,
-    );
+    const { entity, timer, sleeps, clock } = passTimerOnFakeClock();
     timer.arm('drift', 30_000, { min: 27_000, max: 33_000 });
-    now = 15_000;
+    clock.now = 15_000;
     timer.arm('drift', 30_000, { min: 27_000, max: 33_000 });
     expect(sleeps.map((s) => s.ms)).toEqual([30_000]);
-    now = 30_000;
+    clock.now = 30_000;
     sleeps[0]!.fire();
     await new Promise((r) => setImmediate(r));
     expect(entity.timerDue).toBe(false);
