@@ -11,8 +11,8 @@ import type { WriteStatusInput } from '../../core/activity-contract';
 import type { ObjectRef, PassOutcome, ReconcileRequest } from '../../core/definitions';
 import { ObjectEntity } from '../../workflows/object-entity';
 import { desiredStatus } from '../../workflows/object-state';
-import { PassTimer } from '../../workflows/pass-timer';
 import { StatusWriter } from '../../workflows/status-writer';
+import { passTimerOnFakeClock } from '../support/pass-timer';
 
 const ref: ObjectRef = { group: 'test.homeostat.dev', version: 'v1', kind: 'Gadget', namespace: 'ns', name: 'g' };
 const request = (over: Partial<ReconcileRequest> = {}): ReconcileRequest => ({
@@ -150,14 +150,7 @@ describe('surviving mutants of object-entity.ts', () => {
 
 /** A PassTimer on a fake clock whose sleeps fire when the test says. */
 function timerHarness() {
-  const entity = new ObjectEntity({ ref });
-  const clock = { now: 0 };
-  const sleeps: { ms: number; fire: () => void }[] = [];
-  const timer = new PassTimer(
-    entity,
-    (ms) => new Promise<void>((fire) => sleeps.push({ ms, fire })),
-    () => clock.now,
-  );
+  const { entity, timer, sleeps, clock } = passTimerOnFakeClock(ref);
   /** Fires the sleep of `ms` at time `at` and lets its continuation run. */
   const fire = async (ms: number, at: number) => {
     clock.now = at;

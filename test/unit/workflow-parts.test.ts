@@ -14,6 +14,7 @@ import { desiredStatus } from '../../workflows/object-state';
 import { PassTimer } from '../../workflows/pass-timer';
 import { StatusWriter } from '../../workflows/status-writer';
 import { StepRunner, type StepRunnerEffects } from '../../workflows/step-runner';
+import { passTimerOnFakeClock } from '../support/pass-timer';
 
 const ref: ObjectRef = { group: 'test.homeostat.dev', version: 'v1', kind: 'Gadget', namespace: 'ns', name: 'g' };
 const request = (over: Partial<ReconcileRequest> = {}): ReconcileRequest => ({
@@ -482,22 +483,9 @@ describe('StepRunner: leading steps observe already ran', () => {
   });
 });
 
-/** A PassTimer on a fake clock whose timers fire when the test says (`sleeps[i].fire()`). */
-function passTimerOnFakeClock() {
-  const entity = new ObjectEntity({ ref });
-  const clock = { now: 0 };
-  const sleeps: { ms: number; fire: () => void }[] = [];
-  const timer = new PassTimer(
-    entity,
-    (ms) => new Promise<void>((fire) => sleeps.push({ ms, fire })),
-    () => clock.now,
-  );
-  return { entity, timer, sleeps, clock };
-}
-
 describe('PassTimer: one durable timer for the next pass', () => {
   it('given an earlier timer running, arming a later time starts no second timer and the first re-arms for the rest', async () => {
-    const { entity, timer, sleeps, clock } = passTimerOnFakeClock();
+    const { entity, timer, sleeps, clock } = passTimerOnFakeClock(ref);
     timer.arm('requeue', 1000);
     timer.arm('drift', 5000);
     expect(sleeps.map((s) => s.ms)).toEqual([1000]);
@@ -514,7 +502,7 @@ describe('PassTimer: one durable timer for the next pass', () => {
   });
 
   it('given a drift check armed with a window, a running timer firing inside it is kept: no second timer, no remainder, due when it fires', async () => {
-    const { entity, timer, sleeps, clock } = passTimerOnFakeClock();
+    const { entity, timer, sleeps, clock } = passTimerOnFakeClock(ref);
     const window = { min: 27_000, max: 33_000 };
     timer.arm('drift', 31_000, window);
     // A pass a second later (a child or a referenced object changed) draws an earlier time, 28 s on.
@@ -533,7 +521,7 @@ describe('PassTimer: one durable timer for the next pass', () => {
   });
 
   it('given a drift check whose window the running timer misses (a pass mid-interval), the running one re-arms for the remainder as before', async () => {
-    const { entity, timer, sleeps, clock } = passTimerOnFakeClock();
+    const { entity, timer, sleeps, clock } = passTimerOnFakeClock(ref);
     timer.arm('drift', 30_000, { min: 27_000, max: 33_000 });
     clock.now = 15_000;
     timer.arm('drift', 30_000, { min: 27_000, max: 33_000 });
