@@ -94,8 +94,50 @@ describe('App rollouts on the whole cluster (own stack, cluster: true)', () => {
       if (ok(last)) return last;
       await sleep(250);
     }
-    throw new Error(`App ${name}: not there after ${timeoutMs} ms; last status ${JSON.stringify(last?.status)}`);
+    throw new Error(
+      `App ${name}: not there after ${timeoutMs} ms; last status ${JSON.stringify(last?.status)}; ` +
+        `the cluster: ${await clusterPicture(name)}`,
+    );
   }
+
+  /** What the cluster holds for an App (its Deployment, its Pods, the nodes): said when a wait fails. */
+  const clusterPicture = async (name: string): Promise<string> => {
+    const d = await apps.readNamespacedDeployment({ name, namespace: t.namespace }).catch(() => undefined);
+    const pods = await t.core
+      .listNamespacedPod({ namespace: t.namespace, labelSelector: `app.kubernetes.io/instance=${name}` })
+      .catch(() => undefined);
+    const nodes = await t.core.listNode().catch(() => undefined);
+    return JSON.stringify({
+      deployment: d && { generation: d.metadata?.generation, status: d.status },
+      pods: pods?.items.map((p) => ({
+        name: p.metadata?.name,
+        node: p.spec?.nodeName,
+        phase: p.status?.phase,
+        deleting: Boolean(p.metadata?.deletionTimestamp),
+        conditions: p.status?.conditions?.map((c) => `${c.type}=${c.status}${c.reason ? `(${c.reason})` : ''}`),
+      })),
+      nodes: nodes?.items.map((n) => ({
+        name: n.metadata?.name,
+        ready: n.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+        unschedulable: n.spec?.unschedulable,
+        taints: n.spec?.taints?.map((x) => `${x.key}:${x.effect}`),
+      })),
+    });
+  };
+
+  /** Waits until a node is Ready and carries none of the taints the node lifecycle controller sets. */
+  const waitNodeHealthy = async (name: string): Promise<void> => {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const node = await t.core.readNode({ name });
+      const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+      const tainted = (node.spec?.taints ?? []).some((x) => x.key.startsWith('node.kubernetes.io/'));
+      if (ready && !tainted) return;
+      if (Date.now() > deadline)
+        throw new Error(`node ${name} not healthy again: ${JSON.stringify(node.spec?.taints)}`);
+      await sleep(250);
+    }
+  };
 
   const setUnschedulable = async (unschedulable: boolean): Promise<void> => {
     for (const name of kwokNodeNames) {
@@ -243,6 +285,8 @@ describe('App rollouts on the whole cluster (own stack, cluster: true)', () => {
     } finally {
       await stack.setNodeHeartbeat(victim, true);
     }
+    // The tests after this one start on a whole cluster again: the node back, Ready and untainted.
+    await waitNodeHealthy(victim);
   });
 
   it('given a rollout that cannot progress, the Deployment’s status change after its deadline makes the App Degraded with ProgressDeadlineExceeded; a fixed spec makes it Ready', async () => {
