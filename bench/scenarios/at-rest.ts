@@ -4,8 +4,9 @@
  * at its plan's default drift interval, and a PostgresDatabase and an App at a short interval set by
  * the `homeostat.dev/drift-check-interval` annotation. Each is created at the start of the run, left
  * alone while the other scenarios run, and measured over whole idle cycles: from the end of its last
- * pass before it settled (when its drift timer was armed) to the timer armed after its last measured
- * check (following continue-as-new). Actions are counted with Temporal Cloud's rule ({@link historyCost}) and the
+ * pass before it settled (found while the other scenarios run) to the timer armed after its last
+ * measured check (following continue-as-new), so the run waits after the other scenarios only for the
+ * cycles they did not already cover. Actions are counted with Temporal Cloud's rule ({@link historyCost}) and the
  * measured rate is scaled to a 30-day month: nothing is assumed about what a check costs.
  */
 import { randomBytes } from 'node:crypto';
@@ -132,7 +133,9 @@ export async function startAtRest(ctx: BenchContext, size: AtRestSize): Promise<
     leaderElection: false,
   });
   bridge.start();
+  let halted = false;
   const stopNow = async (): Promise<void> => {
+    halted = true;
     await bridge.stop(5_000).catch(() => {});
     worker.shutdown();
     await running.catch(() => {});
@@ -222,14 +225,19 @@ export async function startAtRest(ctx: BenchContext, size: AtRestSize): Promise<
       });
     }
     ctx.progress(`at rest: ${subjects.length} built-in objects created, measured after the other scenarios`);
+    // Each object's settle point is found now, while the other scenarios run, so its idle cycles count
+    // from there and the run waits after them only for what the cycles still lack.
+    const settledAt = subjects.map((subject) => settle(ctx, subject, () => halted));
+    // A failure is reported by finish(); until then it must not be an unhandled rejection.
+    for (const p of settledAt) p.catch(() => {});
 
     return {
       stop: stopAll,
       async finish(): Promise<AtRestResult> {
         try {
           const objects: AtRestFigures[] = [];
-          for (const subject of subjects) {
-            const figures = await measure(ctx, subject);
+          for (const [i, subject] of subjects.entries()) {
+            const figures = await measure(ctx, subject, await settledAt[i]!);
             ctx.progress(
               `at rest: ${subject.kind} every ${subject.interval}: ${figures.actions} actions in ${figures.checks} checks ` +
                 `over ${figures.idleSeconds} s → $${figures.usdPerObjectMonth} per object-month`,
@@ -264,25 +272,39 @@ async function historyFrom(ctx: BenchContext, workflowId: string, runId: string)
   return events;
 }
 
-/** Waits until the object settled, then until it completed its cycles, and counts the window. */
-async function measure(ctx: BenchContext, subject: Subject): Promise<AtRestFigures> {
+/** Where an object settled: the run it was in, and the index of its settle pass's last event. */
+interface SettlePoint {
+  readonly runId: string;
+  readonly first: number;
+}
+
+/**
+ * Waits until the object settled (Ready, nothing pending, a drift timer armed) and returns the last
+ * event of its last pass then. Not the last timer started: the passes right after a create (its
+ * children and what it references changing) share the first pass's timer, so they come after it and
+ * are not idle.
+ */
+async function settle(ctx: BenchContext, subject: Subject, halted: () => boolean): Promise<SettlePoint> {
   const workflowId = workflowIdFor(subject.ref);
   const handle: WorkflowHandle = ctx.temporal.workflow.getHandle(workflowId);
-  // Settled: Ready, nothing pending, a drift timer armed.
   for (let i = 0; ; i++) {
     const state = await handle.query(stateQuery).catch(() => undefined);
     if (state && !state.reconciling && !state.pending && state.lastOutcome?.result === 'ready') break;
-    if (i > 1200) throw new Error(`at rest: ${workflowId} never became Ready: ${JSON.stringify(state)}`);
+    if (i > 1200 || halted()) throw new Error(`at rest: ${workflowId} never became Ready: ${JSON.stringify(state)}`);
     await sleep(500);
   }
   const { runId } = await handle.describe();
   const started = await historyFrom(ctx, workflowId, runId);
+  if (!started.some((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED)) {
+    throw new Error(`at rest: ${workflowId} armed no drift timer`);
+  }
+  return { runId, first: started.length - 1 };
+}
+
+/** Waits until the object completed its cycles after its settle point, and counts the window. */
+async function measure(ctx: BenchContext, subject: Subject, { runId, first }: SettlePoint): Promise<AtRestFigures> {
+  const workflowId = workflowIdFor(subject.ref);
   const isTimerStarted = (e: HistoryEvent): boolean => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED;
-  if (!started.some(isTimerStarted)) throw new Error(`at rest: ${workflowId} armed no drift timer`);
-  // The window starts where the object settled: at the last event of its last pass. Not at the last
-  // timer started: the passes right after a create (its children and what it references changing)
-  // share the first pass's timer, so they come after it and are not idle.
-  const first = started.length - 1;
   // Wait for `cycles` timers armed after that: each one follows a completed drift check (at most the
   // interval plus its 10% jitter each, and time for the pass).
   const deadline = Date.now() + subject.cycles * (durationMs(subject.interval, 0) * 1.1 + 60_000) + 60_000;
