@@ -3,10 +3,11 @@
  * from its real history. One object of each built-in kind (PostgresServer, PostgresDatabase, App) runs
  * at its plan's default drift interval, and a PostgresDatabase and an App at a short interval set by
  * the `homeostat.dev/drift-check-interval` annotation. Each is created at the start of the run, left
- * alone while the other scenarios run, and measured over whole idle cycles: from the end of its last
- * pass before it settled (found while the other scenarios run) to the timer armed after its last
- * measured check (following continue-as-new), so the run waits after the other scenarios only for the
- * cycles they did not already cover. Actions are counted with Temporal Cloud's rule ({@link historyCost}) and the
+ * alone while the other scenarios run, and measured over whole idle cycles: the actions after its last
+ * pass before it settled (found while the other scenarios run) up to the timer armed after its last
+ * measured check (following continue-as-new), over the time from the start of the drift timer running
+ * when it settled to that last timer. The run waits after the other scenarios only for the cycles
+ * they did not already cover. Actions are counted with Temporal Cloud's rule ({@link historyCost}) and the
  * measured rate is scaled to a 30-day month: nothing is assumed about what a check costs.
  */
 import { randomBytes } from 'node:crypto';
@@ -272,17 +273,24 @@ async function historyFrom(ctx: BenchContext, workflowId: string, runId: string)
   return events;
 }
 
-/** Where an object settled: the run it was in, and the index of its settle pass's last event. */
+/**
+ * Where an object settled: the run it was in, the index of its settle pass's last event (the actions
+ * after it are idle ones), and when the drift timer running then was started (the idle time counts
+ * from there, so the first cycle is a whole one).
+ */
 interface SettlePoint {
   readonly runId: string;
   readonly first: number;
+  readonly cycleStartMs: number;
 }
 
 /**
  * Waits until the object settled (Ready, nothing pending, a drift timer armed) and returns the last
- * event of its last pass then. Not the last timer started: the passes right after a create (its
- * children and what it references changing) share the first pass's timer, so they come after it and
- * are not idle.
+ * event of its last pass then, with the start of the timer that was running. The passes right after
+ * a create (its children and what it references changing) share the first pass's timer: they come
+ * after that timer started and are not idle, so their actions are left out, while the idle time runs
+ * from the timer's start (a window from the settle point would miss the part of the first cycle before
+ * it, and overstate the rate).
  */
 async function settle(ctx: BenchContext, subject: Subject, halted: () => boolean): Promise<SettlePoint> {
   const workflowId = workflowIdFor(subject.ref);
@@ -295,14 +303,17 @@ async function settle(ctx: BenchContext, subject: Subject, halted: () => boolean
   }
   const { runId } = await handle.describe();
   const started = await historyFrom(ctx, workflowId, runId);
-  if (!started.some((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED)) {
-    throw new Error(`at rest: ${workflowId} armed no drift timer`);
-  }
-  return { runId, first: started.length - 1 };
+  const timer = started.findLast((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED);
+  if (!timer) throw new Error(`at rest: ${workflowId} armed no drift timer`);
+  return { runId, first: started.length - 1, cycleStartMs: eventMs(timer) };
 }
 
 /** Waits until the object completed its cycles after its settle point, and counts the window. */
-async function measure(ctx: BenchContext, subject: Subject, { runId, first }: SettlePoint): Promise<AtRestFigures> {
+async function measure(
+  ctx: BenchContext,
+  subject: Subject,
+  { runId, first, cycleStartMs }: SettlePoint,
+): Promise<AtRestFigures> {
   const workflowId = workflowIdFor(subject.ref);
   const isTimerStarted = (e: HistoryEvent): boolean => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED;
   // Wait for `cycles` timers armed after that: each one follows a completed drift check (at most the
@@ -320,7 +331,7 @@ async function measure(ctx: BenchContext, subject: Subject, { runId, first }: Se
       const counted = window.slice(0, last + 1);
       const cost = historyCost(counted);
       const checks = counted.filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length;
-      const idleMs = eventMs(counted[counted.length - 1]!) - eventMs(events[first]!);
+      const idleMs = eventMs(counted[counted.length - 1]!) - cycleStartMs;
       return {
         kind: subject.kind,
         interval: subject.interval,
