@@ -81,6 +81,8 @@ export interface AtRestRun {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+const isTimerStarted = (e: HistoryEvent): boolean => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED;
+
 const eventMs = (e: HistoryEvent): number =>
   Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 
@@ -303,7 +305,7 @@ async function settle(ctx: BenchContext, subject: Subject, halted: () => boolean
   }
   const { runId } = await handle.describe();
   const started = await historyFrom(ctx, workflowId, runId);
-  const timer = started.findLast((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED);
+  const timer = started.findLast(isTimerStarted);
   if (!timer) throw new Error(`at rest: ${workflowId} armed no drift timer`);
   return { runId, first: started.length - 1, cycleStartMs: eventMs(timer) };
 }
@@ -315,7 +317,6 @@ async function measure(
   { runId, first, cycleStartMs }: SettlePoint,
 ): Promise<AtRestFigures> {
   const workflowId = workflowIdFor(subject.ref);
-  const isTimerStarted = (e: HistoryEvent): boolean => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED;
   // Wait for `cycles` timers armed after that: each one follows a completed drift check (at most the
   // interval plus its 10% jitter each, and time for the pass).
   const deadline = Date.now() + subject.cycles * (durationMs(subject.interval, 0) * 1.1 + 60_000) + 60_000;

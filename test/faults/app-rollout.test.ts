@@ -15,6 +15,7 @@ import { type ObjectState, stateQuery, workflowIdFor } from '../../core/definiti
 import pino from 'pino';
 import { type Stack, startStack } from '../../devstack';
 import { kwokNodeNames } from '../../devstack/components';
+import { eventually } from '../support/eventually';
 import { randomSuffix, type TestStack } from '../support/harness';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
@@ -126,18 +127,15 @@ describe('App rollouts on the whole cluster (own stack, cluster: true)', () => {
   };
 
   /** Waits until a node is Ready and carries none of the taints the node lifecycle controller sets. */
-  const waitNodeHealthy = async (name: string): Promise<void> => {
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      const node = await t.core.readNode({ name });
-      const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-      const tainted = (node.spec?.taints ?? []).some((x) => x.key.startsWith('node.kubernetes.io/'));
-      if (ready && !tainted) return;
-      if (Date.now() > deadline)
-        throw new Error(`node ${name} not healthy again: ${JSON.stringify(node.spec?.taints)}`);
-      await sleep(250);
-    }
-  };
+  const waitNodeHealthy = (name: string): Promise<k8s.V1Node> =>
+    eventually(
+      `node ${name} Ready and untainted again`,
+      () => t.core.readNode({ name }),
+      (node) =>
+        node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' &&
+        !(node.spec?.taints ?? []).some((x) => x.key.startsWith('node.kubernetes.io/')),
+      90_000,
+    );
 
   const setUnschedulable = async (unschedulable: boolean): Promise<void> => {
     for (const name of kwokNodeNames) {
