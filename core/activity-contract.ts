@@ -2,7 +2,7 @@
  * The contract between the object workflow and its generic activities: inputs and results of observe,
  * status, finalizer and step activities. Plain types, shared by `workflows/` and `activities/`.
  */
-import type { ConditionSpec, ObjectRef, ObjectStatus, Phase, StatusFields } from './definitions';
+import type { ConditionSpec, ObjectRef, ObjectStatus, Phase, PreviousStepResult, StatusFields } from './definitions';
 import type { ReconcilerPlan } from './plan';
 import type { ObjectIdentity, StepOutputs, StepResult } from './reconciler';
 
@@ -36,6 +36,11 @@ export interface ObserveInput {
      * the status write would: the workflow then finds that status already there and writes nothing.
      */
     readonly status?: { readonly pass: number };
+    /**
+     * Each step's latest success in an earlier pass (`StepContext.previous`), by step name, for the
+     * object with this UID: a re-created object (another UID) gets none.
+     */
+    readonly previous?: { readonly uid: string; readonly steps: Readonly<Record<string, PreviousStepResult>> };
   };
 }
 
@@ -128,6 +133,8 @@ export interface StepInput {
   readonly spec: unknown;
   /** Outputs of the steps this one depends on, from this pass. */
   readonly results?: Readonly<Record<string, StepOutputs>>;
+  /** The step's latest success in an earlier pass (`StepContext.previous`). */
+  readonly previous?: PreviousStepResult;
 }
 
 /** What a step activity returns: the step's result and the attempt that produced it. */

@@ -5,6 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { workflowCodeVersion } from './workflow-code-version';
 
 /** A Kubernetes object, named by its API group/version/kind and namespace/name. */
 export interface ObjectRef {
@@ -121,27 +122,38 @@ export interface ObjectWorkflowInput {
   /** Counters and memory carried across continue-as-new; absent on a fresh start. */
   readonly carried?: CarriedState;
   /**
-   * Whether this run uses local activities (observe, status, finalizer, and the steps that ask for
-   * it). Every starter sets it ({@link objectWorkflowStartOptions}) and so does continue-as-new; runs
-   * started before it existed have none and replay as they ran. Decided by the input rather than by a
-   * patch marker, which would cost a search-attribute upsert (a billable action) in every run.
+   * The workflow-code version whose behaviour this run follows (`core/workflow-code-version`). Every
+   * starter writes the current one ({@link objectWorkflowStartOptions}), and so does continue-as-new;
+   * runs recorded before the number existed carry the three booleans below instead.
    */
+  readonly codeVersion?: number;
+  /** @deprecated Recorded by runs before {@link codeVersion} (version 1 and up); read for replay only. */
   readonly localActivities?: boolean;
-  /**
-   * Whether observe may run the plan's leading chain of local steps in its own local activity
-   * (`ObserveInput.leadingSteps` in `core/activity-contract`), one round trip and one workflow activation instead of one per
-   * step. Set like {@link localActivities}, by every starter and by continue-as-new, so runs recorded
-   * before it replay as they ran.
-   */
+  /** @deprecated Recorded by runs before {@link codeVersion} (version 2 and up); read for replay only. */
   readonly fuseLeadingSteps?: boolean;
-  /**
-   * Whether a drift check keeps a timer already running when it fires inside the check's jitter
-   * window (±10% of the interval) instead of arming a time of its own, so the passes right after a
-   * create share one timer. Set like {@link localActivities}, so runs recorded before it replay as
-   * they ran.
-   */
+  /** @deprecated Recorded by runs before {@link codeVersion} (version 3); read for replay only. */
   readonly driftTimerWindow?: boolean;
 }
+
+/**
+ * A step's latest success for this object, as its workflow remembers it: across passes, worker
+ * restarts and continue-as-new, forgotten when the object is re-created (a new UID).
+ */
+export interface PreviousStepResult {
+  /** The object's `metadata.generation` the pass that ran it reconciled. */
+  readonly generation: number;
+  /** The outputs it returned, if any. */
+  readonly outputs?: StepOutputs;
+  /** The message it returned, if any. */
+  readonly message?: string;
+}
+
+/**
+ * Small, non-secret values a step hands to the steps that depend on it (an ID it created, a resolved
+ * address). They are recorded in the workflow history: never put credentials here. At most 4 KiB
+ * (JSON) per step.
+ */
+export type StepOutputs = Readonly<Record<string, string | number | boolean | null>>;
 
 /** What one run hands to the next on continue-as-new: small and bounded. */
 export interface CarriedState {
@@ -157,6 +169,8 @@ export interface CarriedState {
   readonly blockedBy?: 'invalid' | 'terminal';
   /** The last pass outcome, so `state` stays meaningful after continue-as-new. */
   readonly lastOutcome?: PassOutcome;
+  /** Each step's latest success (`StepContext.previous`), by step name; bounded by the plan's steps. */
+  readonly previous?: Readonly<Record<string, PreviousStepResult>>;
   /** The requeue or drift timer that was armed, re-armed by the next run (epoch milliseconds). */
   readonly timer?: { readonly kind: 'requeue' | 'drift'; readonly at: number };
 }
@@ -178,6 +192,11 @@ export interface StepState {
    * pass ends `Reconciling` with this message.
    */
   readonly progressing?: string;
+  /**
+   * The step did not run because a step it depends on (this one, directly or not) is still
+   * progressing: it runs in a later pass, once that step reports its work finished.
+   */
+  readonly waitingFor?: string;
 }
 
 /**
@@ -265,7 +284,7 @@ export function objectWorkflowStartOptions(ref: ObjectRef, taskQueue: string = d
   return {
     workflowId: workflowIdFor(ref),
     taskQueue,
-    args: [{ ref, localActivities: true, fuseLeadingSteps: true, driftTimerWindow: true }] as [ObjectWorkflowInput],
+    args: [{ ref, codeVersion: workflowCodeVersion }] as [ObjectWorkflowInput],
     staticSummary: staticSummaryFor(ref),
     typedSearchAttributes: [
       { key: searchAttributeKeys.kind, value: ref.kind },

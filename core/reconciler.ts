@@ -6,7 +6,9 @@
 import type { z } from 'zod';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { ObjectRef, StatusFields } from './definitions';
+import type { ObjectRef, PreviousStepResult, StatusFields, StepOutputs } from './definitions';
+
+export type { PreviousStepResult, StepOutputs };
 import type { Duration, ReconcilerPlan } from './plan';
 
 /** The identity of the reconciled object, as a step sees it. */
@@ -56,6 +58,14 @@ export interface StepContext<Spec> {
    */
   readonly results: Readonly<Record<string, StepOutputs>>;
   /**
+   * This step's latest success for this object, from an earlier pass: compare `previous.generation`
+   * with `object.generation` to make an external call once per generation
+   * (`if (previous?.generation === object.generation) return { outputs: previous.outputs }`).
+   * Absent before the step's first success, after the object was re-created, and in workflow runs
+   * recorded before homeostat 0.2 (workflow-code version 4).
+   */
+  readonly previous?: PreviousStepResult;
+  /**
    * Reads any object the operator's RBAC allows (a referenced Secret, a ConfigMap): `undefined` when it
    * does not exist. A namespaced kind without `metadata.namespace` is read in the object's namespace.
    * Declare the kind in the reconciler's `references` so that its changes re-reconcile this object.
@@ -64,13 +74,6 @@ export interface StepContext<Spec> {
     object: Pick<KubernetesObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },
   ): Promise<T | undefined>;
 }
-
-/**
- * Small, non-secret values a step hands to the steps that depend on it (an ID it created, a resolved
- * address). They are recorded in the workflow history: never put credentials here. At most 4 KiB
- * (JSON) per step.
- */
-export type StepOutputs = Readonly<Record<string, string | number | boolean | null>>;
 
 /** What a step may return. */
 export interface StepResult {

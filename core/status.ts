@@ -44,7 +44,7 @@ export interface StatusInputs {
   /** Number of steps that succeeded, for the `Ready` message. */
   readonly succeeded?: number;
   /** The steps of a `Ready` pass with their messages: one `<Step>Ready` condition each (what each child or external resource is). */
-  readonly steps?: readonly { readonly name: string; readonly message?: string }[];
+  readonly steps?: readonly { readonly name: string; readonly message?: string; readonly waitingFor?: string }[];
   /** For `Reconciling`: the steps whose work is still under way, with their progress (`2/3 replicas ready`). */
   readonly progressing?: readonly { readonly step: string; readonly message: string }[];
   /** The reconciler's own status fields the pass's steps reported. */
@@ -96,9 +96,11 @@ export function desiredStatus(
         c('Degraded', 'False', 'Progressing', 'No step is failing'),
         ...(i.steps ?? []).map((step) => {
           const progress = under.find((p) => p.step === step.name);
-          return progress
-            ? c(stepConditionType(step.name), 'False', 'InProgress', progress.message)
-            : c(stepConditionType(step.name), 'True', 'StepSucceeded', step.message || 'succeeded');
+          if (progress) return c(stepConditionType(step.name), 'False', 'InProgress', progress.message);
+          if (step.waitingFor !== undefined) {
+            return c(stepConditionType(step.name), 'False', 'WaitingForDependency', step.message || 'waiting');
+          }
+          return c(stepConditionType(step.name), 'True', 'StepSucceeded', step.message || 'succeeded');
         }),
       ];
       break;
@@ -142,12 +144,14 @@ export function desiredStatus(
   return { observedGeneration: g, phase: i.phase, conditions, ...fields };
 }
 
-/** A succeeded step of a pass, as the pass's status reports it. */
+/** A step of a pass that failed nothing, as the pass's status reports it. */
 export interface SucceededStep {
   readonly name: string;
   readonly message?: string;
   /** Work still under way (a rollout): the pass is `Reconciling`. */
   readonly progressing?: string;
+  /** The step is held back until this step (one it depends on) finishes its work: it did not run. */
+  readonly waitingFor?: string;
 }
 
 /** The Event recorded with a status write that changes the phase. */
@@ -179,9 +183,15 @@ export function succeededPassStatus(
     status: desiredStatus({
       phase: under ? 'Reconciling' : 'Ready',
       generation,
-      succeeded: steps.length,
+      succeeded: steps.filter((s) => s.waitingFor === undefined).length,
       ...(stepConditions
-        ? { steps: steps.map((s) => ({ name: s.name, ...(s.message ? { message: s.message } : {}) })) }
+        ? {
+            steps: steps.map((s) => ({
+              name: s.name,
+              ...(s.message ? { message: s.message } : {}),
+              ...(s.waitingFor !== undefined ? { waitingFor: s.waitingFor } : {}),
+            })),
+          }
         : {}),
       ...(under ? { progressing: under } : {}),
       ...(fields && Object.keys(fields).length > 0 ? { fields } : {}),

@@ -16,6 +16,7 @@ import {
   type PassOutcome,
   type PassResult,
   type Phase,
+  type PreviousStepResult,
   type ReconcileRequest,
   type StepState,
 } from '../core/definitions';
@@ -66,6 +67,8 @@ export class ObjectEntity {
   statusWritten = false;
   /** The drift-check interval the object asked for (its annotation, clamped), as last observed. */
   driftCheckIntervalMs: number | undefined;
+  /** Each step's latest success (`StepContext.previous`), kept by runs of workflow-code version 4+. */
+  previous: Record<string, PreviousStepResult>;
 
   constructor(input: ObjectWorkflowInput, legacyPlan?: ReconcilerPlan) {
     const carried = input.carried;
@@ -81,6 +84,7 @@ export class ObjectEntity {
     this.observedGeneration = this.lastOutcome?.generation;
     this.steps = { ...(this.lastOutcome?.steps ?? {}) };
     this.lastError = this.lastOutcome?.error;
+    this.previous = { ...(carried?.previous ?? {}) };
     this.coalescer = new Coalescer(input.pending);
     this.plan = legacyPlan;
     this.stepList = legacyPlan?.steps ?? [];
@@ -217,6 +221,7 @@ export class ObjectEntity {
         ? { invalidGeneration: this.blockedGeneration, blockedBy: this.blockedBy }
         : {}),
       lastOutcome,
+      ...(Object.keys(this.previous).length > 0 ? { previous: this.previous } : {}),
       ...this.timerToCarry(),
     };
   }

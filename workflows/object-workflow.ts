@@ -35,6 +35,7 @@ import {
   type PassOutcome,
   type ReconcileNowRequest,
 } from '../core/definitions';
+import { codeVersionOf, workflowCodeVersion } from '../core/workflow-code-version';
 import { ObjectEntity } from './object-entity';
 import { desiredStatus, sameRef, succeededPassStatus } from './object-state';
 import { PassTimer } from './pass-timer';
@@ -102,15 +103,16 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const entity = new ObjectEntity(input, legacyPlan);
     const where = entity.where;
     /**
-     * Whether this run uses local activities: observe, status writes and the finalizer always, steps
-     * that ask for it. The input says so (every starter and continue-as-new set it), so a run recorded
-     * before local activities replays as it ran, and the run after its continue-as-new gets them.
+     * The workflow-code version this run follows (its input says; `core/workflow-code-version`): a run
+     * recorded under an older version replays as it ran, and its continue-as-new moves to this one.
      */
-    const localActivities = input.localActivities === true;
-    /** Whether observe runs the leading local steps too: decided by the input, as local activities are. */
-    const fuseLeadingSteps = localActivities && input.fuseLeadingSteps === true;
-    /** Whether a drift check keeps a running timer inside its jitter window: decided by the input too. */
-    const driftTimerWindow = localActivities && input.driftTimerWindow === true;
+    const codeVersion = codeVersionOf(input);
+    /** Observe, status writes and the finalizer as local activities, and the steps that ask for it (1+). */
+    const localActivities = codeVersion >= 1;
+    /** Observe runs the plan's leading chain of local steps (2+). */
+    const fuseLeadingSteps = codeVersion >= 2;
+    /** A drift check keeps a running timer that fires inside its jitter window (3+). */
+    const driftTimerWindow = codeVersion >= 3;
 
     const showDetails = (): void => setCurrentDetails(entity.details());
     const upsertIfChanged = (): void => {
@@ -120,24 +122,29 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const status = new StatusWriter(entity, (request, summary) =>
       coreActivities(localActivities, summary).writeStatus(request),
     );
-    const steps = new StepRunner(entity, status, {
-      execute: (type, step, stepOptions, stepInput) => {
-        const proxy =
-          localActivities && step.execution === 'local'
-            ? proxyLocalActivities(stepOptions)
-            : proxyActivities(
-                // A regular step in a current run gets a heartbeat timeout (the worker heartbeats for
-                // it): a worker that dies under it is noticed in seconds, not at its start-to-close.
-                localActivities ? { heartbeatTimeout: defaultStepHeartbeatTimeout, ...stepOptions } : stepOptions,
-              );
-        return (proxy[type] as (i: typeof stepInput) => Promise<StepActivityResult>)(stepInput);
+    const steps = new StepRunner(
+      entity,
+      status,
+      {
+        execute: (type, step, stepOptions, stepInput) => {
+          const proxy =
+            localActivities && step.execution === 'local'
+              ? proxyLocalActivities(stepOptions)
+              : proxyActivities(
+                  // A regular step in a current run gets a heartbeat timeout (the worker heartbeats for
+                  // it): a worker that dies under it is noticed in seconds, not at its start-to-close.
+                  localActivities ? { heartbeatTimeout: defaultStepHeartbeatTimeout, ...stepOptions } : stepOptions,
+                );
+          return (proxy[type] as (i: typeof stepInput) => Promise<StepActivityResult>)(stepInput);
+        },
+        wait: (until, ms) => condition(until, ms),
+        continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
+        now: () => Date.now(),
+        showDetails,
+        upsert: upsertIfChanged,
       },
-      wait: (until, ms) => condition(until, ms),
-      continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
-      now: () => Date.now(),
-      showDetails,
-      upsert: upsertIfChanged,
-    });
+      { holdDependents: codeVersion >= 4, previousResults: codeVersion >= 4 },
+    );
     const timer = new PassTimer(
       entity,
       (ms) => sleep(ms, { summary: 'requeue / drift check' }),
@@ -183,7 +190,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     /**
      * The drift timer, jittered by up to ±10% so that objects created together do not check in
      * lockstep. `Math.random` is seeded per run in workflow code, so replay draws the same values; runs
-     * recorded before jitter (no `localActivities` input) keep the exact interval.
+     * recorded before jitter (version 0) keep the exact interval.
      */
     const jittered = (ms: number): number => (localActivities ? Math.round(ms * (0.9 + 0.2 * Math.random())) : ms);
     const maxPasses = (): number => entity.plan?.maxPassesPerRun ?? defaultMaxPassesPerRun;
@@ -202,7 +209,13 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
               summary: `observe ${ref.kind} ${where}, and its leading local steps`,
             }).observeObject({
               ref,
-              leadingSteps: { budgetMs: leadingStepsBudgetMs, status: { pass: entity.passes + 1 } },
+              leadingSteps: {
+                budgetMs: leadingStepsBudgetMs,
+                status: { pass: entity.passes + 1 },
+                ...(codeVersion >= 4 && entity.uid !== undefined && Object.keys(entity.previous).length > 0
+                  ? { previous: { uid: entity.uid, steps: { ...entity.previous } } }
+                  : {}),
+              },
             })
           : await coreActivities(localActivities, `observe ${ref.kind} ${where}`).observeObject({ ref });
       } catch (err) {
@@ -242,6 +255,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         log.info('object was recreated; starting over', { ref, oldUid: entity.uid, uid: obs.uid });
         entity.blockedGeneration = undefined;
         entity.lastError = undefined;
+        entity.previous = {};
       }
       entity.uid = obs.uid;
       // Observe may have written this pass's status already (it ran every step): the write below then
@@ -348,6 +362,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           ...(entity.steps[s.name]?.progressing !== undefined
             ? { progressing: entity.steps[s.name]!.progressing! }
             : {}),
+          ...(entity.steps[s.name]?.waitingFor !== undefined ? { waitingFor: entity.steps[s.name]!.waitingFor! } : {}),
         })),
         result.fields,
         fuseLeadingSteps || patched('status-step-conditions'),
@@ -428,9 +443,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
             ref,
             pending: next,
             carried: { passes: entity.passes, runs: entity.run },
-            localActivities: true,
-            fuseLeadingSteps: true,
-            driftTimerWindow: true,
+            codeVersion: workflowCodeVersion,
           });
         }
         return result;
@@ -461,9 +474,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           ref,
           ...(pending ? { pending } : {}),
           carried: entity.carried(result),
-          localActivities: true,
-          fuseLeadingSteps: true,
-          driftTimerWindow: true,
+          codeVersion: workflowCodeVersion,
         });
       }
     }

@@ -75,12 +75,30 @@ export interface StepsRun {
   readonly fields?: StatusFields;
 }
 
+/** Behaviour of a {@link StepRunner} that depends on the run's workflow-code version. */
+export interface StepRunnerBehaviour {
+  /**
+   * Whether a step that succeeds but reports `progressing` holds back the steps that depend on it
+   * (directly or not) until a later pass finds it finished (workflow-code version 4 and up). Earlier
+   * runs started its dependents at once.
+   * @default false
+   */
+  readonly holdDependents?: boolean;
+  /**
+   * Whether each step's input carries the step's previous success in this workflow (`previous`;
+   * workflow-code version 4 and up).
+   * @default false
+   */
+  readonly previousResults?: boolean;
+}
+
 /** Runs steps for one object's workflow run. */
 export class StepRunner {
   constructor(
     private readonly entity: ObjectEntity,
     private readonly status: StatusWriter,
     private readonly effects: StepRunnerEffects,
+    private readonly behaviour: StepRunnerBehaviour = {},
   ) {}
 
   /** The activity options of a step: its timeouts, and one round of its retry policy. */
@@ -132,6 +150,13 @@ export class StepRunner {
         ...(result.progressing !== undefined ? { progressing: result.progressing } : {}),
       };
       entity.steps[step.name] = state;
+      if (this.behaviour.previousResults) {
+        entity.previous[step.name] = {
+          generation,
+          ...(result.outputs !== undefined ? { outputs: result.outputs } : {}),
+          ...(result.message !== undefined ? { message: result.message } : {}),
+        };
+      }
       effects.showDetails();
       return { state, terminal: false, superseded: false, result };
     };
@@ -237,22 +262,44 @@ export class StepRunner {
         }
       };
       visit(step.name);
+      const previous = this.behaviour.previousResults ? entity.previous[step.name] : undefined;
       return {
         ref: entity.ref,
         identity: obs.identity,
         spec: obs.spec,
         ...(Object.keys(results).length > 0 ? { results } : {}),
+        ...(previous !== undefined ? { previous } : {}),
       };
     };
     let failed: StepsRun['failed'];
     let superseded = false;
     let requeueAfterMs: number | undefined;
     const running = new Map<string, Promise<void>>();
+    /** Steps that succeeded with work still under way, holding back their dependents; and who waits on whom. */
+    const holding = new Set<string>();
+    const waitsFor: Record<string, string> = {};
     for (;;) {
-      const { start, skip } = runnableSteps(list, status);
+      const view =
+        holding.size === 0
+          ? status
+          : { ...status, ...Object.fromEntries([...holding].map((n) => [n, 'skipped' as const])) };
+      const { start, skip } = runnableSteps(list, view);
       for (const name of skip) {
         status[name] = 'skipped';
-        entity.steps[name] = { status: 'skipped', attempts: 0, message: 'a dependency failed' };
+        const deps = list.find((s) => s.name === name)?.dependsOn ?? [];
+        const held = deps.map((d) => (holding.has(d) ? d : waitsFor[d])).find((d) => d !== undefined);
+        const failedBelow = deps.some(
+          (d) => status[d] === 'failed' || (status[d] === 'skipped' && waitsFor[d] === undefined),
+        );
+        if (held !== undefined && !failedBelow) {
+          waitsFor[name] = held;
+          entity.steps[name] = {
+            status: 'skipped',
+            attempts: 0,
+            message: `waits for ${held} to finish: ${entity.steps[held]?.progressing ?? 'in progress'}`,
+            waitingFor: held,
+          };
+        } else entity.steps[name] = { status: 'skipped', attempts: 0, message: 'a dependency failed' };
       }
       if (!failed && !superseded) {
         for (const name of start) {
@@ -272,6 +319,13 @@ export class StepRunner {
               if (r.result?.outputs !== undefined) outputs[name] = r.result.outputs;
               if (r.result?.status !== undefined) reported[name] = r.result.status;
               status[name] = r.state.status === 'succeeded' ? 'succeeded' : 'failed';
+              if (
+                this.behaviour.holdDependents &&
+                r.state.status === 'succeeded' &&
+                r.state.progressing !== undefined
+              ) {
+                holding.add(name);
+              }
               if (r.result?.requeueAfterMs !== undefined) {
                 requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, r.result.requeueAfterMs);
               }

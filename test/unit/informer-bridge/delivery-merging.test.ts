@@ -7,6 +7,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { mergeRequests, signalDelivery } from '../../../informer-bridge/delivery';
 import { objectWorkflowStartOptions, type ReconcileReason, type ReconcileRequest } from '../../../core/definitions';
+import { workflowCodeVersion } from '../../../core/workflow-code-version';
 
 const ref = { group: 'homeostat.dev', version: 'v1alpha1', kind: 'App', namespace: 'pony-prod', name: 'pony-spawner' };
 const req = (reason: ReconcileReason, generation = 1, resourceVersion = '10'): ReconcileRequest => ({
@@ -87,7 +88,7 @@ describe('delivery to Temporal', () => {
         via: 'start',
         options: {
           ...objectWorkflowStartOptions(ref, 'tq'),
-          args: [{ ref, pending: req('added'), localActivities: true, fuseLeadingSteps: true, driftTimerWindow: true }],
+          args: [{ ref, pending: req('added'), codeVersion: workflowCodeVersion }],
         },
       },
     ]);
