@@ -5,5 +5,7 @@
  * the workflow (inputs and results) lives in `core/activity-contract.ts`.
  */
 export * from './create-activities';
-export { childClient, defaultFieldManager, finalizerName, microTime, readObject, recordEvent } from './kubernetes';
+export { defaultFieldManager, finalizerName, readObject } from './kubernetes';
 export type { CustomObject } from './kubernetes';
+export { childClient } from './children';
+export { microTime, recordEvent } from './events';

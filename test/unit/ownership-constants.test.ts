@@ -3,7 +3,7 @@
  * direction): the label the worker puts on children and the selector the bridge watches them by, and
  * the step condition types the workflow writes and the ones the status write treats as homeostat's.
  */
-import { childLabels, managedByValue } from '../../activities/kubernetes';
+import { childLabels, managedByValue } from '../../activities/children';
 import { ownedConditionTypes, stepConditionTypeOf } from '../../activities/create-activities';
 import { ownedChildSelector } from '../../informer-bridge';
 import { stepConditionType } from '../../workflows/object-state';
