@@ -84,11 +84,14 @@ export function observeObject(
     const drift = asked === undefined ? {} : driftIntervalMs(plan, asked);
     if (drift.problem) log.warn({ ref, problem: drift.problem }, 'drift-check annotation ignored');
     const snapshot = snapshotOf(obj, location);
+    // A step's previous success belongs to the object the workflow knew: a re-created one gets none.
+    const previous = input.leadingSteps?.previous;
     const leading = input.leadingSteps
       ? await stepRunner.runLeadingSteps(
           reconciler,
           { ref, identity: snapshot.identity, spec: parsed.data },
           input.leadingSteps.budgetMs,
+          previous?.uid === snapshot.identity.uid ? previous.steps : undefined,
         )
       : [];
     const pass = input.leadingSteps?.status?.pass;

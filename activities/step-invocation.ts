@@ -5,7 +5,7 @@
 import { Context } from '@temporalio/activity';
 import type { LeadingStepOutcome, StepActivityResult, StepInput } from '../core/activity-contract';
 import { defaultStepTimeout, durationMs, leadingLocalSteps, stepActivityType } from '../core/plan';
-import type { Reconciler, StepOutputs } from '../core/reconciler';
+import type { PreviousStepResult, Reconciler, StepOutputs } from '../core/reconciler';
 import { HomeostatError, toApplicationFailure } from '../core/errors';
 import { readObject } from './kubernetes';
 import { childClient } from './children';
@@ -16,12 +16,14 @@ import type { ActivityContext } from './activity-context';
 export interface StepInvoker {
   /**
    * Observe's part of a pass's leading local steps: the first attempt of each, in order, stopping at
-   * the first that fails (returned as data).
+   * the first that fails (returned as data) or reports work still under way (its dependents wait).
+   * `previous`: each step's latest success, by step name (`StepContext.previous`).
    */
   runLeadingSteps(
     reconciler: Reconciler<unknown>,
-    base: Omit<StepInput, 'results'>,
+    base: Omit<StepInput, 'results' | 'previous'>,
     budgetMs: number,
+    previous?: Readonly<Record<string, PreviousStepResult>>,
   ): Promise<LeadingStepOutcome[]>;
   /** One activity per step of every reconciler, named by `stepActivityType`. */
   readonly steps: Record<string, (input: StepInput) => Promise<StepActivityResult>>;
@@ -56,6 +58,7 @@ export function stepInvoker(c: ActivityContext): StepInvoker {
       signal,
       log: log.child({ ref: input.ref, step: name, attempt }),
       results: input.results ?? {},
+      ...(input.previous !== undefined ? { previous: input.previous } : {}),
       read: (object) => readObject(kc, input.identity, object),
     });
     return stepActivityResult(reconciler.plan.kind, name, result ?? {}, attempt);
@@ -65,18 +68,25 @@ export function stepInvoker(c: ActivityContext): StepInvoker {
    * Observe's part of a pass's leading local steps ({@link ObserveInput.leadingSteps}): the first
    * attempt of each, in order, each within its own start-to-close timeout (then aborted through its
    * signal), stopping at the first that fails. A failure is returned as data, not thrown: the
-   * observation stands, and the workflow retries the step as it retries any step.
+   * observation stands, and the workflow retries the step as it retries any step. A step that reports
+   * `progressing` ends the chain too: the steps after it depend on it, and wait until it is done.
    */
   const runLeadingSteps = async (
     reconciler: Reconciler<unknown>,
-    base: Omit<StepInput, 'results'>,
+    base: Omit<StepInput, 'results' | 'previous'>,
     budgetMs: number,
+    previous: Readonly<Record<string, PreviousStepResult>> = {},
   ): Promise<LeadingStepOutcome[]> => {
     const ctx = Context.current();
     const outcomes: LeadingStepOutcome[] = [];
     const outputs: Record<string, StepOutputs> = {};
     for (const step of leadingLocalSteps(reconciler.plan.steps, budgetMs)) {
-      const input: StepInput = { ...base, ...(Object.keys(outputs).length > 0 ? { results: { ...outputs } } : {}) };
+      const before = previous[step.name];
+      const input: StepInput = {
+        ...base,
+        ...(Object.keys(outputs).length > 0 ? { results: { ...outputs } } : {}),
+        ...(before !== undefined ? { previous: before } : {}),
+      };
       const timeoutMs = durationMs(step.startToCloseTimeout ?? defaultStepTimeout, 0);
       const abort = new AbortController();
       const onCancel = (): void => abort.abort(ctx.cancellationSignal.reason);
@@ -99,6 +109,7 @@ export function stepInvoker(c: ActivityContext): StepInvoker {
         ]);
         outcomes.push({ step: step.name, result });
         if (result.outputs !== undefined) outputs[step.name] = result.outputs;
+        if (result.progressing !== undefined) break;
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err;
         const failure = toApplicationFailure(err, { attempt: 1 });

@@ -7,6 +7,7 @@
  * looked up. A kind the API server does not serve fails the bridge's start with its name.
  */
 import type * as k8s from '@kubernetes/client-node';
+import { driftCheckAnnotation } from '../core/plan';
 import type { Reconciler } from '../core/reconciler';
 import { ApiDiscovery, type DiscoveredResource, DiscoveryError, type ResourceMapper } from './discovery';
 import type { OwnerKind, WatchedResource } from './types';
@@ -88,6 +89,8 @@ export async function watchedResourcesFor(
       kind: plan.kind,
       namespaced: plan.scope === 'Namespaced',
       ...(labelSelector ? { labelSelector } : {}),
+      // A changed drift-check interval takes effect at once: the pass it signals re-arms the timer.
+      ...(plan.driftCheckInterval !== undefined ? { relevantAnnotations: [driftCheckAnnotation] } : {}),
     });
     const related = [
       ...(plan.owns ?? []).map((k) => ({ ...k, role: 'owned' as const })),

@@ -14,7 +14,7 @@ import { builtinOperator } from '../../builtin';
 import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
 import { stateQuery, workflowIdFor } from '../../core/definitions';
 import { randomSuffix, useStack } from '../support/harness';
-import { activityTypes, writeHistory } from '../support/histories';
+import { activityTypes, recordHistory } from '../support/histories';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 import { createPostgresServer } from '../support/postgres';
 
@@ -274,15 +274,13 @@ describe('built-in reconcilers on real PostgreSQL and kube-apiserver', () => {
     await waitFor('apps', 'pony-spawner', readyAt(changed.metadata.generation));
     const rolled = await apps.readNamespacedDeployment({ namespace: t.namespace, name: 'pony-spawner' });
     expect(rolled.spec?.template.spec?.containers[0]?.image).toBe('registry.spr.com/pony-spawner:v2.2.0');
-    if (process.env.RECORD_HISTORIES === '1') {
-      // Histories of the built-in plans for the replay test (plans travel in the observations).
-      for (const [kind, name, file] of [
-        ['App', 'pony-spawner', 'builtin-app-self-healing'],
-        ['PostgresDatabase', 'pony-spawner-db', 'builtin-postgres-database-drift'],
-      ] as const) {
-        const handle = t.temporal.workflow.getHandle(workflowIdFor({ group, kind, namespace: t.namespace, name }));
-        writeHistory(join(__dirname, `../histories/${file}.json`), await handle.fetchHistory());
-      }
+    // Histories of the built-in plans for the replay test (plans travel in the observations).
+    for (const [kind, name, file] of [
+      ['App', 'pony-spawner', 'builtin-app-self-healing'],
+      ['PostgresDatabase', 'pony-spawner-db', 'builtin-postgres-database-drift'],
+    ] as const) {
+      const handle = t.temporal.workflow.getHandle(workflowIdFor({ group, kind, namespace: t.namespace, name }));
+      await recordHistory(file, () => handle.fetchHistory());
     }
   });
 

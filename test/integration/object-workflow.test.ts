@@ -1,7 +1,7 @@
 /**
  * The per-object workflow against the real Temporal dev server, kube-apiserver and PostgreSQL, with
  * the test reconcilers of `test/fixtures/counter` (prepare → publish, audit independent), whose step
- * runs and effects are counted in PostgreSQL. Set RECORD_HISTORIES=1 to (re)write test/histories.
+ * runs and effects are counted in PostgreSQL. Set RECORD_HISTORIES=1 to record test/histories/<version>/.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ import {
   waitFor,
 } from '../support/counter-harness';
 import { randomSuffix, useStack } from '../support/harness';
-import { writeHistory } from '../support/histories';
+import { recordHistory } from '../support/histories';
 
 const workflowsPath = require.resolve('../fixtures/counter-workflows');
 
@@ -62,14 +62,8 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     await pool?.end();
   });
 
-  async function recordHistory(name: string, objName: string, c: Counters = counters): Promise<void> {
-    if (process.env.RECORD_HISTORIES !== '1') return;
-    const handle = c.handle(objName);
-    const history = await handle.fetchHistory();
-    const dir = join(__dirname, '../histories');
-    mkdirSync(dir, { recursive: true });
-    writeHistory(join(dir, `${name}.json`), history);
-  }
+  const recordObjectHistory = (name: string, objName: string, c: Counters = counters): Promise<void> =>
+    recordHistory(name, () => c.handle(objName).fetchHistory());
 
   it('given a new object, it becomes Ready with correct conditions and observedGeneration, the independent step running in parallel with the first', async () => {
     const name = t.unique('create');
@@ -129,7 +123,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       'publish@2': 1,
       'audit@2': 1,
     });
-    await recordHistory('create-ready-update', name);
+    await recordObjectHistory('create-ready-update', name);
   });
 
   it('given an invalid spec, phase is Invalid with the validation message, nothing runs until the spec is fixed, and fixing it reconciles', async () => {
@@ -168,7 +162,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       'prepare@2',
       'publish@2',
     ]);
-    await recordHistory('invalid-then-fixed', name);
+    await recordObjectHistory('invalid-then-fixed', name);
   });
 
   it('given a step that fails three times, it is retried with growing delays, Degraded while failing, then Ready', async () => {
@@ -210,7 +204,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     const state = await counters.state(name);
     expect(state.steps.publish).toMatchObject({ status: 'succeeded', attempts: 4 });
     expect(await stepEffects(pool, obj.metadata.uid!)).toEqual({ 'prepare@1': 1, 'publish@1': 1, 'audit@1': 1 });
-    await recordHistory('flaky-step', name);
+    await recordObjectHistory('flaky-step', name);
   });
 
   it('given a throttled step with Retry-After, the next attempt waits exactly that long (nextRetryDelay), not the backoff', async () => {
@@ -313,7 +307,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     ).rejects.toMatchObject({
       code: 404,
     });
-    await recordHistory('deletion', name);
+    await recordObjectHistory('deletion', name);
   });
 
   it('given the same name with a new UID after deletion, a new workflow run reconciles the new object', async () => {
@@ -409,7 +403,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     // A rejected update leaves no trace in history.
     const history = await handle.fetchHistory();
     expect(history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(1);
-    await recordHistory('reconcile-now', name);
+    await recordObjectHistory('reconcile-now', name);
   });
 
   it('given requeue-after and a drift interval, durable timers re-run the pass without any event', async () => {
@@ -444,7 +438,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     expect(ds.passes).toBeGreaterThanOrEqual(2);
     expect(ds.lastOutcome?.generation).toBe(1); // no spec change: the timer alone triggered it
     expect(ds.nextTimer?.kind).toBe('drift');
-    await recordHistory('drift-timer', dname, drifting);
+    await recordObjectHistory('drift-timer', dname, drifting);
   });
 
   it('given a pass running, a burst of requests is coalesced into exactly one more pass with the newest generation', async () => {
@@ -573,7 +567,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     expect(degraded.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
       reason: 'TerminalStepError',
     });
-    await recordHistory('local-steps', name, local);
+    await recordObjectHistory('local-steps', name, local);
   });
 
   it('given a chain of local steps, observe runs it and writes the pass’s status in its own local activity: one marker for the whole pass, retries and terminal failures as before', async () => {
@@ -668,7 +662,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       publish: { status: 'failed', attempts: 1 },
       audit: { status: 'skipped' },
     });
-    await recordHistory('fused-leading-steps', name, chain);
+    await recordObjectHistory('fused-leading-steps', name, chain);
   });
 
   it('given drift-check annotations, each object checks at its own interval within the plan bounds, jittered so objects created together spread out', async () => {
@@ -730,7 +724,7 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     expect(last.nextTimer).toEqual(first.nextTimer);
     const events = (await handle.fetchHistory()).events ?? [];
     expect(events.filter((e) => e.timerStartedEventAttributes)).toHaveLength(1);
-    await recordHistory('drift-timer-window', name, chain);
+    await recordObjectHistory('drift-timer-window', name, chain);
   });
 
   it('given 200+ passes on one object, it continues as new, loses no request, and its events and actions per pass are measured', async () => {
@@ -822,9 +816,8 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     // + the run's start, its two upserts and the patch marker, shared by its 50 passes
     expect(steadyActions).toBeLessThanOrEqual(5.12);
     expect(Math.max(...costs.map((c) => c.events))).toBeLessThan(10_240);
-    if (process.env.RECORD_HISTORIES === '1') {
-      const history = await t.temporal.workflow.getHandle(workflowId, runIds[4]).fetchHistory();
-      writeHistory(join(__dirname, '../histories/continue-as-new-carrying-request.json'), history);
-    }
+    await recordHistory('continue-as-new-carrying-request', () =>
+      t.temporal.workflow.getHandle(workflowId, runIds[4]).fetchHistory(),
+    );
   }, 600_000);
 });

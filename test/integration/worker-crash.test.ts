@@ -12,7 +12,7 @@ import { Pool } from 'pg';
 import { createCounterTables } from '../fixtures/counter/reconciler';
 import { Counters, installCounterCrds, stepEffects, stepRuns, waitFor } from '../support/counter-harness';
 import { randomSuffix, useStack } from '../support/harness';
-import { writeHistory } from '../support/histories';
+import { recordHistory } from '../support/histories';
 
 describe('objectWorkflow across worker crashes', () => {
   const t = useStack();
@@ -93,10 +93,7 @@ describe('objectWorkflow across worker crashes', () => {
     expect(runs.filter((r) => r.step === 'audit')).toHaveLength(1);
     expect(await stepEffects(pool, uid)).toEqual({ 'prepare@1': 1, 'publish@1': 1, 'audit@1': 1 });
     process.stderr.write(`[figures] worker crash: the pass finished ${recoveredMs} ms after the new worker started\n`);
-    if (process.env.RECORD_HISTORIES === '1') {
-      const history = await counters.handle(name).fetchHistory();
-      writeHistory(join(__dirname, '../histories/worker-killed-mid-step.json'), history);
-    }
+    await recordHistory('worker-killed-mid-step', () => counters.handle(name).fetchHistory());
 
     // Graceful shutdown: SIGTERM drains the worker and the process exits 0.
     second.kill('SIGTERM');

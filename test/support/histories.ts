@@ -4,10 +4,33 @@
  * `historyToJSON`: with this install's two copies of protobufjs (one under @temporalio/common, one
  * under @temporalio/proto), `historyToJSON` and `historyFromJSON` throw "type must be a Type".
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
 
 const History = temporal.api.history.v1.History;
+
+/** The folder of recorded histories: one subfolder per homeostat release (`test/histories/<version>/`). */
+export const historiesRoot = join(__dirname, '../histories');
+
+/** This build's homeostat version: the folder new histories are recorded in. */
+export const homeostatVersion = (JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as {
+  version: string;
+}).version;
+
+/**
+ * Records `history` as `test/histories/<this version>/<name>.json` when the run asks for it
+ * (`RECORD_HISTORIES=1`): the histories CI replays with every later version's code.
+ */
+export async function recordHistory(
+  name: string,
+  fetch: () => Promise<temporal.api.history.v1.IHistory>,
+): Promise<void> {
+  if (process.env.RECORD_HISTORIES !== '1') return;
+  const dir = join(historiesRoot, homeostatVersion);
+  mkdirSync(dir, { recursive: true });
+  writeHistory(join(dir, `${name}.json`), await fetch());
+}
 
 /** Writes a history to `path` as JSON. */
 export function writeHistory(path: string, history: temporal.api.history.v1.IHistory): void {

@@ -1,23 +1,26 @@
 /**
- * Replay: histories recorded from the integration tests (test/histories, written with
- * RECORD_HISTORIES=1) replay against the current workflow code without nondeterminism — those where the
- * plan travels in the observe activity's result (the counter test plans and the built-in App and
- * PostgresDatabase plans), and those recorded by homeostat 0.1 before it did (test/histories/v0.1,
- * replayed with the counter plans as legacy plans); a deliberately nondeterministic change of the
- * workflow code is caught on every one of them.
+ * Replay: the recorded histories of every homeostat version (`test/histories/<version>/`, written by
+ * the integration tests with RECORD_HISTORIES=1) replay against the current workflow code without
+ * nondeterminism. `0.1.0/` was recorded by homeostat 0.1.0, before plans travelled in the observe
+ * activity's result (replayed with the counter plans as legacy plans); `0.1-dev/` by the 0.1
+ * development line (workflow-code versions 1–3); each later folder by its release. A deliberately
+ * nondeterministic change of the workflow code is caught on every one of them, naming the event.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worker';
-import { readHistory } from '../support/histories';
+import { historiesRoot, homeostatVersion, readHistory } from '../support/histories';
 
-const dir = join(__dirname, '../histories');
-const jsonIn = (d: string): string[] =>
+const dir = historiesRoot;
+const versions = readdirSync(dir)
+  .filter((d) => statSync(join(dir, d)).isDirectory())
+  .sort();
+const files = versions.flatMap((d) =>
   readdirSync(join(dir, d))
     .filter((f) => f.endsWith('.json'))
-    .map((f) => (d === '.' ? f : `${d}/${f}`))
-    .sort();
-const files = [...jsonIn('.'), ...jsonIn('v0.1')];
+    .map((f) => `${d}/${f}`)
+    .sort(),
+);
 
 function histories() {
   return files.map((file) => ({
@@ -36,7 +39,8 @@ async function replay(workflowsPath: string): Promise<Record<string, ReplayResul
 }
 
 describe('replay of recorded object workflow histories', () => {
-  it('given the committed histories, there are enough of them to mean something', () => {
+  it('given the committed histories, every version has enough of them to mean something', () => {
+    expect(versions).toEqual(expect.arrayContaining(['0.1.0', '0.1-dev', homeostatVersion]));
     const recorded = [
       'create-ready-update.json',
       'invalid-then-fixed.json',
@@ -47,15 +51,19 @@ describe('replay of recorded object workflow histories', () => {
       'continue-as-new-carrying-request.json',
       'worker-killed-mid-step.json',
     ];
+    const since = [
+      ...recorded,
+      'builtin-app-self-healing.json',
+      'builtin-postgres-database-drift.json',
+      'local-steps.json',
+      'fused-leading-steps.json',
+      'drift-timer-window.json',
+    ];
     expect(files).toEqual(
       expect.arrayContaining([
-        ...recorded,
-        ...recorded.map((f) => `v0.1/${f}`),
-        'builtin-app-self-healing.json',
-        'builtin-postgres-database-drift.json',
-        'local-steps.json',
-        'fused-leading-steps.json',
-        'drift-timer-window.json',
+        ...recorded.map((f) => `0.1.0/${f}`),
+        ...since.map((f) => `0.1-dev/${f}`),
+        ...since.map((f) => `${homeostatVersion}/${f}`),
       ]),
     );
   });
@@ -73,6 +81,8 @@ describe('replay of recorded object workflow histories', () => {
     expect(Object.keys(results).sort()).toEqual(files.map((f) => f.replace(/\.json$/, '')).sort());
     for (const [id, result] of Object.entries(results)) {
       expect({ id, error: result.error?.name }).toEqual({ id, error: 'DeterminismViolationError' });
+      // The failure names the event that diverged, so a failing CI run says where.
+      expect(result.error?.message).toMatch(/event|command/i);
     }
   }, 180_000);
 });

@@ -13,7 +13,8 @@ import { ObjectEntity } from '../../workflows/object-entity';
 import { desiredStatus } from '../../workflows/object-state';
 import { PassTimer } from '../../workflows/pass-timer';
 import { StatusWriter } from '../../workflows/status-writer';
-import { StepRunner, type StepRunnerEffects } from '../../workflows/step-runner';
+import { StepRunner, type StepRunnerBehaviour, type StepRunnerEffects } from '../../workflows/step-runner';
+import { succeededPassStatus } from '../../core/status';
 import { passTimerOnFakeClock } from '../support/pass-timer';
 
 const ref: ObjectRef = { group: 'test.homeostat.dev', version: 'v1', kind: 'Gadget', namespace: 'ns', name: 'g' };
@@ -206,7 +207,10 @@ describe('StatusWriter: reconciler fields', () => {
 });
 
 /** A fake clock that waits advance, and activities scripted per step. */
-function harness(script: Record<string, ((attempt: number) => StepActivityResult | Error)[]>) {
+function harness(
+  script: Record<string, ((attempt: number) => StepActivityResult | Error)[]>,
+  behaviour: StepRunnerBehaviour = {},
+) {
   let now = 1_000_000;
   const waits: number[] = [];
   const calls: { step: string; options: ActivityOptions; input: StepInput }[] = [];
@@ -233,7 +237,7 @@ function harness(script: Record<string, ((attempt: number) => StepActivityResult
     showDetails: () => undefined,
     upsert: () => undefined,
   };
-  const runner = new StepRunner(entity, status, effects);
+  const runner = new StepRunner(entity, status, effects, behaviour);
   return {
     runner,
     entity,
@@ -412,6 +416,129 @@ describe('StepRunner: rounds, backoff and dependency order', () => {
     expect(h.calls.map((c) => c.step)).toEqual(['a', 'b']);
     expect(h.entity.steps.c).toEqual({ status: 'skipped', attempts: 0, message: 'another step failed' });
     expect(h.entity.steps.d).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
+  });
+});
+
+describe('StepRunner: a progressing step holds back its dependents (workflow-code version 4)', () => {
+  const rollout = plan([
+    { name: 'deploy' },
+    { name: 'announce', dependsOn: ['deploy'] },
+    { name: 'record', dependsOn: ['announce'] },
+    { name: 'config' },
+  ]);
+
+  it('given a step still rolling out, its dependents (direct or not) do not run and say what they wait for; independent steps run', async () => {
+    const h = harness(
+      {
+        deploy: [ok('applied', { progressing: '0/3 replicas ready' })],
+        announce: [ok('announced')],
+        record: [ok('recorded')],
+        config: [ok('configured')],
+      },
+      { holdDependents: true },
+    );
+    const result = await h.runner.runSteps(rollout, rollout.steps, obs);
+    expect(h.calls.map((c) => c.step).sort()).toEqual(['config', 'deploy']);
+    expect(result.failed).toBeUndefined();
+    expect(result.progressing).toEqual([{ step: 'deploy', message: '0/3 replicas ready' }]);
+    expect(h.entity.steps.announce).toEqual({
+      status: 'skipped',
+      attempts: 0,
+      message: 'waits for deploy to finish: 0/3 replicas ready',
+      waitingFor: 'deploy',
+    });
+    expect(h.entity.steps.record).toMatchObject({ status: 'skipped', waitingFor: 'deploy' });
+    // The pass ends Reconciling; the waiting steps' conditions are False, naming the step they wait for.
+    const passed = succeededPassStatus(
+      1,
+      rollout.steps.map((s) => ({ name: s.name, ...h.entity.steps[s.name] })),
+      undefined,
+    );
+    expect(passed.status.phase).toBe('Reconciling');
+    expect(passed.status.conditions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'DeployReady', status: 'False', reason: 'InProgress' }),
+        expect.objectContaining({
+          type: 'AnnounceReady',
+          status: 'False',
+          reason: 'WaitingForDependency',
+          message: 'waits for deploy to finish: 0/3 replicas ready',
+        }),
+        expect.objectContaining({ type: 'ConfigReady', status: 'True' }),
+      ]),
+    );
+  });
+
+  it('given the step finished in a later pass, its dependents run', async () => {
+    const h = harness(
+      { deploy: [ok('applied')], announce: [ok('announced')], record: [ok('recorded')], config: [ok('configured')] },
+      { holdDependents: true },
+    );
+    const result = await h.runner.runSteps(rollout, rollout.steps, obs);
+    expect(h.calls.map((c) => c.step).sort()).toEqual(['announce', 'config', 'deploy', 'record']);
+    expect(result.progressing).toBeUndefined();
+  });
+
+  it('given a run of an older workflow-code version, dependents of a progressing step run as they did', async () => {
+    const h = harness({
+      deploy: [ok('applied', { progressing: '0/3 replicas ready' })],
+      announce: [ok('announced')],
+      record: [ok('recorded')],
+      config: [ok('configured')],
+    });
+    await h.runner.runSteps(rollout, rollout.steps, obs);
+    expect(h.calls.map((c) => c.step).sort()).toEqual(['announce', 'config', 'deploy', 'record']);
+  });
+
+  it('given a held step and a failed one both below a step, the failure is what it reports', async () => {
+    const h = harness(
+      {
+        deploy: [ok('applied', { progressing: '0/3' })],
+        config: [() => failure('TerminalStepError', 'bad config', { attempt: 1 }, true)],
+        both: [ok('never')],
+      },
+      { holdDependents: true },
+    );
+    const p = plan([{ name: 'deploy' }, { name: 'config' }, { name: 'both', dependsOn: ['deploy', 'config'] }]);
+    const result = await h.runner.runSteps(p, p.steps, obs);
+    expect(result.failed).toMatchObject({ step: 'config', terminal: true });
+    expect(h.entity.steps.both).toEqual({ status: 'skipped', attempts: 0, message: 'a dependency failed' });
+  });
+});
+
+describe('StepRunner: a step sees its previous success (workflow-code version 4)', () => {
+  it('given a step that succeeded in an earlier pass, its next input carries that generation, outputs and message', async () => {
+    const h = harness({ announce: [ok('announced', { outputs: { id: 'a-1' } })] }, { previousResults: true });
+    const p = plan([{ name: 'announce' }]);
+    await h.runner.runSteps(p, p.steps, obs);
+    expect(h.calls[0]!.input.previous).toBeUndefined();
+    expect(h.entity.previous.announce).toEqual({ generation: 1, outputs: { id: 'a-1' }, message: 'announced' });
+    await h.runner.runSteps(p, p.steps, { ...obs, generation: 2 });
+    expect(h.calls[1]!.input.previous).toEqual({ generation: 1, outputs: { id: 'a-1' }, message: 'announced' });
+    expect(h.entity.previous.announce!.generation).toBe(2);
+    // Carried across continue-as-new.
+    const next = new ObjectEntity({ ref, carried: h.entity.carried(h.entity.outcome('ready', 2)) });
+    expect(next.previous.announce).toEqual({ generation: 2, outputs: { id: 'a-1' }, message: 'announced' });
+  });
+
+  it('given a failed attempt, the previous success stays the last success', async () => {
+    const h = harness(
+      { announce: [ok('announced'), () => failure('TerminalStepError', 'down', { attempt: 1 }, true)] },
+      { previousResults: true },
+    );
+    const p = plan([{ name: 'announce' }]);
+    await h.runner.runSteps(p, p.steps, obs);
+    await h.runner.runSteps(p, p.steps, { ...obs, generation: 2 });
+    expect(h.entity.previous.announce).toEqual({ generation: 1, message: 'announced' });
+  });
+
+  it('given a run of an older workflow-code version, no input carries a previous result and nothing is kept', async () => {
+    const h = harness({ announce: [ok('announced')] });
+    const p = plan([{ name: 'announce' }]);
+    await h.runner.runSteps(p, p.steps, obs);
+    await h.runner.runSteps(p, p.steps, obs);
+    expect(h.calls.map((c) => c.input.previous)).toEqual([undefined, undefined]);
+    expect(h.entity.previous).toEqual({});
   });
 });
 
