@@ -277,6 +277,62 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
     expect(ready.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
   });
 
+  it('given a step still progressing, the steps that depend on it wait (the pass ends Reconciling, their conditions say why) and run once it is done', async () => {
+    for (const kind of ['Counter', 'ChainCounter'] as const) {
+      const c = new Counters(t, taskQueue, kind);
+      const name = t.unique(`held-${kind.toLowerCase()}`);
+      const gate = `gate-${name}`;
+      await pool.query('INSERT INTO counter_conflicts (name) VALUES ($1)', [gate]);
+      const obj = await c.create(name, { message: 'patient pony', holdWhile: gate });
+      await c.request(obj, 'added');
+      const held = await c.waitForPhase(name, 'Reconciling', 1);
+      const condition = (type: string) => held.status?.conditions?.find((x) => x.type === type);
+      expect(condition('PrepareReady')).toMatchObject({
+        status: 'False',
+        reason: 'InProgress',
+        message: `waiting for ${gate}`,
+      });
+      expect(condition('PublishReady')).toMatchObject({
+        status: 'False',
+        reason: 'WaitingForDependency',
+        message: `waits for prepare to finish: waiting for ${gate}`,
+      });
+      const ran = (await stepRuns(pool, obj.metadata.uid!)).map((r) => r.step);
+      expect(ran).not.toContain('publish');
+      // ChainCounter's audit depends on publish; Counter's does not, so it ran.
+      if (kind === 'ChainCounter') expect(ran).not.toContain('audit');
+      else expect(ran).toContain('audit');
+      // The work finishes (a child's status change would signal it): the next pass runs the rest.
+      await pool.query('DELETE FROM counter_conflicts WHERE name = $1', [gate]);
+      await c.request(obj, 'child-changed');
+      const ready = await c.waitForPhase(name, 'Ready', 1);
+      expect(ready.status?.conditions?.find((x) => x.type === 'PublishReady')).toMatchObject({ status: 'True' });
+      expect((await stepEffects(pool, obj.metadata.uid!))['publish@1']).toBe(1);
+      await recordObjectHistory(`held-dependents-${kind.toLowerCase()}`, name, c);
+    }
+  });
+
+  it('given a step that calls out once per generation, a later pass of the same generation sees its previous success and does not call again; a new generation does', async () => {
+    for (const kind of ['Counter', 'ChainCounter'] as const) {
+      const c = new Counters(t, taskQueue, kind);
+      const name = t.unique(`once-${kind.toLowerCase()}`);
+      let obj = await c.create(name, { message: 'thrifty pony', oncePerGeneration: true });
+      await c.request(obj, 'added');
+      await c.settled(name, 1);
+      await c.request(obj, 'resync');
+      const second = await c.settled(name, 2);
+      expect(second.steps.publish?.message).toBe('already published at generation 1');
+      obj = await c.patchSpec(name, { message: 'thriftier pony' });
+      await c.request(obj, 'updated');
+      const third = await c.settled(name, 3);
+      expect(third.steps.publish?.message).toBe('published thriftier pony');
+      // publish ran three times; the second answered from its previous success without its call.
+      const published = (await stepRuns(pool, obj.metadata.uid!)).filter((r) => r.step === 'publish');
+      expect(published.map((r) => r.generation)).toEqual([1, 1, 2]);
+      await recordObjectHistory(`once-per-generation-${kind.toLowerCase()}`, name, c);
+    }
+  });
+
   it('given deletion, cleanup runs, the finalizer is removed, the object disappears and the workflow completes', async () => {
     const name = t.unique('doomed');
     const obj = await counters.create(name, { message: 'short-lived pony' });
