@@ -6,6 +6,8 @@ import {
   type ResourceMapper,
   watchedResourcesFor,
 } from '../../../informer-bridge';
+import { relevantChange } from '../../../informer-bridge/predicates';
+import { driftCheckAnnotation } from '../../../core/plan';
 
 /** What a cluster serves, as its discovery documents say (the real API server is asked in test/integration/discovery.test.ts). */
 function served(resources: DiscoveredResource[]): ResourceMapper {
@@ -79,6 +81,7 @@ describe('watched resources of an operator, from discovery', () => {
       plural: 'apps',
       kind: 'App',
       namespaced: true,
+      relevantAnnotations: [driftCheckAnnotation],
     });
   });
 
@@ -157,5 +160,21 @@ describe('watched resources of an operator, from discovery', () => {
     expect(message).toMatch(/reconciled kind App .*plural applications.*serves apps/);
     expect(message).toMatch(/owned kind HTTPRoute \(gateway\.networking\.k8s\.io\/v1\)/);
     expect(message).toMatch(/referenced kind Sekret \(v1\)/);
+  });
+
+  it('given a primary kind with a drift check, a change of its drift-check-interval annotation alone signals (the new interval applies at once); other annotations do not', async () => {
+    const resources = await watchedResourcesFor(builtinOperator, served(cluster));
+    const primaries = resources.filter((x) => !x.owners && !x.referrers);
+    for (const p of primaries) expect(p.relevantAnnotations).toEqual([driftCheckAnnotation]);
+    const app = primaries.find((x) => x.kind === 'App')!;
+    const obj = (annotations: Record<string, string>) => ({
+      apiVersion: 'homeostat.dev/v1alpha1',
+      kind: 'App',
+      metadata: { name: 'a', namespace: 'n', uid: 'u', generation: 1, resourceVersion: '1', annotations },
+    });
+    const at30 = obj({ [driftCheckAnnotation]: '30m', other: 'x' });
+    expect(relevantChange(app, at30, obj({ [driftCheckAnnotation]: '1m', other: 'x' }))).toBe('annotations');
+    expect(relevantChange(app, obj({ other: 'x' }), at30)).toBe('annotations');
+    expect(relevantChange(app, at30, obj({ [driftCheckAnnotation]: '30m', other: 'y' }))).toBeUndefined();
   });
 });
