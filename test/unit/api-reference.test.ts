@@ -64,8 +64,8 @@ function publicMembers(type: ts.Type): string[] {
   for (const part of parts) {
     if (!(part.flags & ts.TypeFlags.Object)) continue;
     for (const prop of checker.getPropertiesOfType(part)) {
-      const flags = ts.getDeclarationModifierFlagsFromSymbol(prop);
-      if (flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) continue;
+      const hidden = ts.ModifierFlags.Private | ts.ModifierFlags.Protected;
+      if ((prop.declarations ?? []).some((d) => ts.getCombinedModifierFlags(d) & hidden)) continue;
       if (prop.name.startsWith('#') || prop.name.startsWith('__')) continue;
       // Members a library declares (an Error's `stack`, a KubernetesObject's `metadata`) are its own to document.
       const declarations = prop.declarations ?? [];
