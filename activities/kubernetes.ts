@@ -24,7 +24,7 @@ import { statusAnnotations } from '../core/status';
 export type { EventRecord };
 export { statusAnnotations };
 
-/** The finalizer homeostat adds to every object it reconciles (DESIGN.md). */
+/** The finalizer homeostat adds to the objects of a plan with cleanup steps (docs/architecture.md, "Deletion"). */
 export const finalizerName = 'homeostat.dev/finalizer';
 
 /** The field manager of homeostat's server-side applies. */
