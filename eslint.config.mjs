@@ -1,4 +1,4 @@
-// Lint that catches real bugs (CONVENTIONS.md §10), with type information.
+// Lint that catches real bugs (docs/conventions.md, "Formatting and lint"), with type information.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
@@ -7,7 +7,7 @@ const bannedInWorkflows = {
   patterns: [
     {
       group: ['zod', 'zod/*', 'pino', 'pino/*', '@kubernetes/client-node', '@kubernetes/client-node/*', 'pg', 'pg/*'],
-      message: 'Workflow code must stay deterministic: no zod, pino, pg or Kubernetes client (DESIGN.md).',
+      message: 'Workflow code must stay deterministic: no zod, pino, pg or Kubernetes client (docs/architecture.md).',
     },
     {
       group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing'],
@@ -16,7 +16,7 @@ const bannedInWorkflows = {
   ],
 };
 
-// Imports point one way (DESIGN.md, "Where the layout is heading"): core at the bottom imports nothing
+// Imports point one way (docs/architecture.md, "Layers and the import rule"): core at the bottom imports nothing
 // of ours; workflows, activities, the bridge and the authoring API import only core (and config, the
 // edge parsing shared by processes); the runtime folders import those; the built-in operator imports
 // only the public authoring entry; devstack stands alone.
@@ -84,7 +84,7 @@ const layerZones = Object.entries(mayImport)
   .map(([target, allowed]) => ({
     target: `./${target}`,
     from: folders.filter((f) => f !== target && !allowed.includes(f)).map((f) => `./${f}`),
-    message: `${target}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of homeostat'} (imports point one way, DESIGN.md)`,
+    message: `${target}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing of homeostat'} (imports point one way, docs/architecture.md)`,
   }));
 
 export default tseslint.config(

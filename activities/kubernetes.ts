@@ -11,7 +11,7 @@ import type { ReconcilerPlan } from '../core/plan';
 import type { ObjectRef } from '../core/definitions';
 import { fromKubernetesError, HomeostatError, isNotFound } from '../core/errors';
 
-/** The finalizer homeostat adds to every object it reconciles (DESIGN.md). */
+/** The finalizer homeostat adds to the objects of a plan with cleanup steps (docs/architecture.md, "Deletion"). */
 export const finalizerName = 'homeostat.dev/finalizer';
 
 /** The field manager of homeostat's server-side applies. */

@@ -1,7 +1,7 @@
 /**
  * The wire contract of homeostat's per-object workflow: its ID scheme, start input, signals, queries
  * and updates. Clients (the informer bridge, the HTTP API, tests) import this file without importing
- * workflow code; wire names are kebab-case and are API surface (DESIGN.md).
+ * workflow code; wire names are kebab-case and are API surface (docs/architecture.md).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
@@ -79,7 +79,7 @@ export const reconcileMetricNames = {
   time: 'homeostat_reconcile_time_seconds',
 } as const;
 
-/** The lifecycle phase an object's `status.phase` reports (DESIGN.md). */
+/** The lifecycle phase an object's `status.phase` reports (docs/architecture.md, "Status"). */
 export type Phase = 'Pending' | 'Reconciling' | 'Ready' | 'Degraded' | 'Invalid' | 'Deleting';
 
 /** A status condition in the Kubernetes `metav1.Condition` shape, without its `lastTransitionTime`

@@ -23,7 +23,7 @@ import { type ManagedProcess, startProcess, stopProcess, waitUntil } from './pro
 import type { StackPki } from './pki';
 import type { ServerBinaries } from './binaries';
 
-/** Typed search attributes homeostat's workflows use (DESIGN.md, Temporal UI contract). */
+/** Typed search attributes homeostat's workflows use (docs/architecture.md, "Temporal UI"). */
 export const searchAttributes = {
   HomeostatKind: 'Keyword',
   HomeostatNamespace: 'Keyword',

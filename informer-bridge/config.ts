@@ -1,5 +1,5 @@
 /**
- * The bridge's configuration, parsed once from the environment (CONVENTIONS.md §5). The Temporal
+ * The bridge's configuration, parsed once from the environment (docs/conventions.md). The Temporal
  * connection comes from the TEMPORAL_* variables through `@temporalio/envconfig` (see `config/`);
  * the Kubernetes connection is the kubeconfig (KUBECONFIG) or the in-cluster service account.
  */

@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
 # Installs what homeostat needs and is missing, with visible progress, and reuses what is cached:
-# Debian packages (openssl, docker-compose, chromium), npm packages (npm ci when the lock file changed), and the Go-built
-# servers of the local stack (cached outside the repo, keyed by version).
+# Node 24 (scripts/node24.sh), Debian packages (openssl, docker-compose, chromium), npm packages (npm ci
+# when the lock file changed), and the Go-built servers of the local stack (cached outside the repo,
+# keyed by version).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-node_minor=$(node -p 'process.versions.node.split(".")[1]')
-if (( node_major < 20 || (node_major == 20 && node_minor < 19) )); then
-  echo "homeostat needs Node.js 20.19+ (found $(node -v))" >&2
-  exit 1
-fi
+# Node 24 (fetched into the cache when the machine's is older) runs everything below, npm ci included.
+source scripts/node24.sh
 command -v go >/dev/null || { echo "homeostat's local stack is built with Go; install Go 1.25+" >&2; exit 1; }
 
 # openssl: the local stack's certificates; docker-compose: the compose file's config check (no
@@ -30,7 +27,8 @@ if ((${#missing[@]})); then
 fi
 
 stamp=node_modules/.homeostat-lock.sha256
-want=$(sha256sum package-lock.json | cut -d' ' -f1)
+# Keyed by the lock file and by Node's module ABI, so a change of either reinstalls.
+want="$(sha256sum package-lock.json | cut -d' ' -f1) abi$(node -p process.versions.modules)"
 if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
   step "installing npm packages (npm ci)"
   npm ci --no-audit --no-fund

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, then lint, format check, typecheck, unit tests and
-# integration tests against the real local stack (started and stopped by jest's global setup).
+# The whole test suite, on Node 24 (fetched when the machine's Node is older): installs what is
+# missing, then lint, format check, typecheck, unit tests and integration tests against the real local
+# stack (started and stopped by jest's global setup).
 # Extra arguments go to jest (e.g. `npm test -- test/integration/devstack.test.ts`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/node24.sh # everything below runs on Node 24
 bash scripts/ensure-deps.sh
 
 step() { printf '\n==> %s\n' "$*" >&2; }

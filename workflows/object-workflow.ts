@@ -1,6 +1,6 @@
 /**
  * The per-object entity workflow: one long-lived workflow per Kubernetes object that runs
- * observe → compare → act → repeat as durable, retried activities (DESIGN.md).
+ * observe → compare → act → repeat as durable, retried activities (docs/architecture.md).
  *
  * A pass: observe the object (read, validate the spec, add the finalizer if there is cleanup) → run the reconciler's steps
  * in dependency order, independent steps in parallel, each retried with backoff → write status only

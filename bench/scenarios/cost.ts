@@ -39,7 +39,7 @@ export interface CostResult {
   readonly steps: number;
   /** Steady-state passes measured per system. */
   readonly passes: number;
-  /** About 4 + 6N events and 1 + N actions for N steps run as regular activities (DESIGN.md). */
+  /** About 4 + 6N events and 1 + N actions for N steps run as regular activities (docs/architecture.md, "Cost"). */
   readonly minimum: {
     readonly eventsPerPass: number;
     readonly actionsPerPass: number;

@@ -1,5 +1,5 @@
 /**
- * Imports point one way (DESIGN.md): lint fails when a lower folder imports a higher one, and when the
+ * Imports point one way (docs/architecture.md): lint fails when a lower folder imports a higher one, and when the
  * built-in operator imports anything but the public authoring entry. Probe files are written into the
  * folders, linted together by the project's own ESLint (one run), and removed.
  */
