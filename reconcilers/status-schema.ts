@@ -7,9 +7,19 @@ type Json = Record<string, unknown>;
 export const statusSchema: Json = {
   type: 'object',
   properties: {
-    observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
-    phase: { type: 'string', enum: ['Pending', 'Reconciling', 'Ready', 'Degraded', 'Invalid', 'Deleting'] },
+    observedGeneration: {
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      description: 'The generation of the spec that homeostat last reconciled.',
+    },
+    phase: {
+      description: 'Where the object stands: Pending, Reconciling, Ready, Degraded, Invalid or Deleting.',
+      type: 'string',
+      enum: ['Pending', 'Reconciling', 'Ready', 'Degraded', 'Invalid', 'Deleting'],
+    },
     conditions: {
+      description: 'The latest observations of the object (Ready, Progressing, Degraded and one per step).',
       type: 'array',
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],
@@ -18,21 +28,32 @@ export const statusSchema: Json = {
         required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
         properties: {
           type: {
+            description: 'The type of the condition (Ready, Progressing, Degraded or a step).',
             type: 'string',
             maxLength: 316,
             pattern:
               '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
           },
-          status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
-          observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
-          lastTransitionTime: { type: 'string', format: 'date-time' },
+          status: { description: 'True, False or Unknown.', type: 'string', enum: ['True', 'False', 'Unknown'] },
+          observedGeneration: {
+            description: 'The generation of the spec the condition was set for.',
+            type: 'integer',
+            format: 'int64',
+            minimum: 0,
+          },
+          lastTransitionTime: {
+            description: 'When the condition last changed its status.',
+            type: 'string',
+            format: 'date-time',
+          },
           reason: {
+            description: 'Why the condition is as it is, in one CamelCase word.',
             type: 'string',
             maxLength: 1024,
             minLength: 1,
             pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
           },
-          message: { type: 'string', maxLength: 32768 },
+          message: { description: 'What happened, for people.', type: 'string', maxLength: 32768 },
         },
       },
     },

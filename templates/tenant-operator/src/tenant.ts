@@ -36,32 +36,38 @@ const quantity = z
 const defaultQuota = { cpu: '4', memory: '8Gi', pods: 20 };
 const defaultLimits = { cpu: '500m', memory: '512Mi', requestCpu: '100m', requestMemory: '128Mi' };
 
-/** The spec of a `Tenant`. */
+/**
+ * The spec of a `Tenant`. Each field's `.describe()` is its description in the CRD: `kubectl explain
+ * tenant.spec.quota` prints it.
+ */
 export const tenantSpec = z.object({
-  /** The team's group (as your identity provider names it): gets `edit` in the Tenant's Namespace. */
   group: celRule(
     z.string().min(1).max(253),
     // system: groups are Kubernetes' own (system:authenticated is everyone): never a team.
     { rule: "!self.startsWith('system:')", message: 'group must not be a system: group' },
     (group) => !group.startsWith('system:'),
-  ),
-  /** What the whole Namespace may request (a ResourceQuota). */
+  ).describe("The team's group, as your identity provider names it: it gets edit in the Tenant's Namespace."),
   quota: z
     .object({
-      cpu: quantity.default(defaultQuota.cpu),
-      memory: quantity.default(defaultQuota.memory),
-      pods: z.number().int().min(0).max(10_000).default(defaultQuota.pods),
+      cpu: quantity.default(defaultQuota.cpu).describe('CPU the Namespace may request and use in total.'),
+      memory: quantity.default(defaultQuota.memory).describe('Memory the Namespace may request and use in total.'),
+      pods: z.number().int().min(0).max(10_000).default(defaultQuota.pods).describe('The most Pods in the Namespace.'),
     })
-    .default(defaultQuota),
-  /** Defaults for containers that state no requests or limits (a LimitRange). */
+    .default(defaultQuota)
+    .describe('What the whole Namespace may request (a ResourceQuota).'),
   limits: z
     .object({
-      cpu: quantity.default(defaultLimits.cpu),
-      memory: quantity.default(defaultLimits.memory),
-      requestCpu: quantity.default(defaultLimits.requestCpu),
-      requestMemory: quantity.default(defaultLimits.requestMemory),
+      cpu: quantity.default(defaultLimits.cpu).describe('The CPU limit of a container that states none.'),
+      memory: quantity.default(defaultLimits.memory).describe('The memory limit of a container that states none.'),
+      requestCpu: quantity
+        .default(defaultLimits.requestCpu)
+        .describe('The CPU request of a container that states none.'),
+      requestMemory: quantity
+        .default(defaultLimits.requestMemory)
+        .describe('The memory request of a container that states none.'),
     })
-    .default(defaultLimits),
+    .default(defaultLimits)
+    .describe('Defaults for containers that state no requests or limits (a LimitRange).'),
 });
 
 /** A parsed `Tenant` spec. */
