@@ -47,7 +47,7 @@ describe('descriptions in generated CRDs', () => {
         list: z.array(z.object({ item: z.string().describe('a field of each item') })).describe('a list'),
         bare: z.string(),
       }),
-    ) as Json;
+    );
     const descriptions = Object.fromEntries(
       Object.entries(spec.properties as Record<string, Json>).map(([k, v]) => [k, v.description]),
     );
