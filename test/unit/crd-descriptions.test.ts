@@ -29,7 +29,7 @@ const versionSchema = (crd: Json): Json => crd.spec.versions[0].schema.openAPIV3
 
 describe('descriptions in generated CRDs', () => {
   it('given .describe() and .meta({ description }) on fields, through defaults, optionals, nullables, unions, records and CEL rules, each becomes its node’s description', () => {
-    const spec = specSchema(
+    const spec: Json = specSchema(
       z.object({
         plain: z.string().describe('a plain field'),
         meta: z.number().int().meta({ description: 'described with meta' }),
