@@ -230,7 +230,7 @@ conditions, Kubernetes Events and the object's whole history in the Temporal UI.
 Its one kind, \`Tenant\` (\`platform.example.com/v1alpha1\`, cluster-scoped), gives a team its home on
 the cluster: a Namespace named after the Tenant, with a ResourceQuota, a LimitRange, a RoleBinding that
 gives the team's group the \`edit\` ClusterRole, and a NetworkPolicy that denies ingress by default.
-A child deleted or edited by hand is put back; deleting the Tenant deletes them.
+A child deleted or edited by hand is put back; deleting the Tenant has Kubernetes' garbage collector delete them (they name it as their owner).
 
 After \`npm install\`, two commands:
 

@@ -4,7 +4,7 @@
  * outside the repository that depends on that tarball; `npm install` installs it from the local npm
  * cache; the project type-checks, lints and builds; its own tests (`npm test`: node's test runner with
  * `homeostat/testing`) pass on a real local stack of their own — a Tenant reconciled to Ready, its
- * children present, a deleted RoleBinding put back, deletion cleaned up, a reconcile through the HTTP
+ * children present, a deleted RoleBinding put back, its children garbage-collected after it, a reconcile through the HTTP
  * API, its workflows found by kind in Temporal visibility — and its demo (`npm run demo`) brings the
  * example Tenant to Ready. The Go servers come from the shared binary cache (built once by this
  * repository's runs). Each phase's duration is printed.
@@ -162,7 +162,7 @@ describe('homeostat as an installed package (npm pack → homeostat init → npm
       'given its RoleBinding deleted, homeostat puts it back',
       'given a reconcile through the HTTP API, it answers with the outcome of the pass',
       'given Tenants, their workflows are found by kind in Temporal visibility',
-      'given a Tenant deleted, its children are deleted and its finalizer removed',
+      'given a Tenant deleted, the garbage collector deletes its Namespace and everything in it',
     ]) {
       expect(tests.output).toMatch(new RegExp(`ok \\d+ - ${name.replace(/[()]/g, '\\$&')}`));
     }
