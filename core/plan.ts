@@ -172,8 +172,9 @@ export function driftIntervalMs(
   if (plan.driftCheckInterval === undefined) return {};
   const planned = durationMs(plan.driftCheckInterval, 0);
   if (annotation === undefined) return { ms: planned };
-  // Any duration is read, however long: it is clamped to the bounds below.
-  const asked = durationValue(annotation.trim());
+  // Durations here are at most a few characters (anything longer is not one); any value is read,
+  // however long a time it says: it is clamped to the bounds below.
+  const asked = annotation.length > 32 ? undefined : durationValue(annotation.trim());
   if (asked === undefined) {
     return {
       ms: planned,
