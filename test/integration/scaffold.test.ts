@@ -10,12 +10,14 @@
  * repository's runs). Each phase's duration is printed.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { rewriteImports } from '../../cli/init';
 import { randomSuffix } from '../support/harness';
 
 const repo = join(__dirname, '../..');
+const walkthrough = join(__dirname, '../fixtures/walkthrough');
 
 interface Run {
   readonly code: number | null;
@@ -129,6 +131,14 @@ describe('homeostat as an installed package (npm pack → homeostat init → npm
     };
     expect(manifest.dependencies.homeostat).toBe(`file:${tarball}`);
 
+    // 2b. The walk-through of issue 29: a second kind added as a newcomer would (test/fixtures/walkthrough):
+    // a StaticSite whose Deployment must roll out, a regular step calling a local HTTP endpoint that
+    // fails twice, and a cleanup step; the operator serves both kinds.
+    for (const file of ['static-site.ts', 'static-site.test.ts', 'operator.ts']) {
+      const source = readFileSync(join(walkthrough, file), 'utf8');
+      writeFileSync(join(project, 'src', file), rewriteImports(source, file));
+    }
+
     // 3. Installed from the local npm cache, then checked and built as its own scripts do.
     const install = await run(
       'npm install',
@@ -144,8 +154,16 @@ describe('homeostat as an installed package (npm pack → homeostat init → npm
     expectSuccess('npm run lint', await run('npm run lint', 'npm', ['run', '-s', 'lint'], project));
     expectSuccess('npm run build', await run('npm run build', 'npm', ['run', '-s', 'build'], project));
 
-    // The CRDs in deploy/crds are what `homeostat crds --out-dir` generates from the built operator
-    // (the project's `npm run crds`; --check writes nothing and fails on any difference).
+    // The project's `npm run crds` (homeostat crds --out-dir) writes one file per kind, the new one
+    // included, and a kustomization listing both; --check then finds them current.
+    expectSuccess('npm run crds', await run('npm run crds', 'npm', ['run', '-s', 'crds', '--ignore-scripts'], project));
+    expect(readFileSync(join(project, 'deploy/crds/kustomization.yaml'), 'utf8')).toBe(
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n' +
+        '  - tenants.platform.example.com.yaml\n  - staticsites.sites.example.com.yaml\n',
+    );
+    expect(readFileSync(join(project, 'deploy/crds/staticsites.sites.example.com.yaml'), 'utf8')).toContain(
+      'description: How many nginx Pods serve the page.',
+    );
     const crds = await run(
       'npm run crds -- --check',
       'npm',
@@ -163,6 +181,7 @@ describe('homeostat as an installed package (npm pack → homeostat init → npm
       'given a reconcile through the HTTP API, it answers with the outcome of the pass',
       'given Tenants, their workflows are found by kind in Temporal visibility',
       'given a Tenant deleted, the garbage collector deletes its Namespace and everything in it',
+      'given a StaticSite, it is Ready once its Deployment rolled out and its announcement got through the failures',
     ]) {
       expect(tests.output).toMatch(new RegExp(`ok \\d+ - ${name.replace(/[()]/g, '\\$&')}`));
     }
