@@ -12,9 +12,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { packageRoot } from '../devstack/paths';
-import { operatorCrds } from '../reconcilers/crd';
-import { renderCrdYaml } from '../reconcilers/crd-yaml';
 import templateOperator from '../templates/tenant-operator/src/operator';
+import { crdFolderFiles } from './crd-folder';
 
 /** Options of {@link scaffold}. */
 export interface ScaffoldOptions {
@@ -157,7 +156,6 @@ export function rewriteImports(source: string, file: string): string {
 
 function packageJson(name: string, homeostat: string, manifest: Manifest): string {
   const versions = dependencyVersions(manifest);
-  const crd = 'deploy/crds/tenants.platform.example.com.yaml';
   return `${JSON.stringify(
     {
       name,
@@ -174,7 +172,7 @@ function packageJson(name: string, homeostat: string, manifest: Manifest): strin
         pretest: 'npm run build',
         test: 'node --test dist/*.test.js',
         precrds: 'npm run build',
-        crds: `homeostat crds --operator dist/operator.js > ${crd}`,
+        crds: 'homeostat crds --operator dist/operator.js --out-dir deploy/crds',
       },
       dependencies: { homeostat, ...versions.dependencies },
       devDependencies: versions.dev,
@@ -232,7 +230,7 @@ conditions, Kubernetes Events and the object's whole history in the Temporal UI.
 Its one kind, \`Tenant\` (\`platform.example.com/v1alpha1\`, cluster-scoped), gives a team its home on
 the cluster: a Namespace named after the Tenant, with a ResourceQuota, a LimitRange, a RoleBinding that
 gives the team's group the \`edit\` ClusterRole, and a NetworkPolicy that denies ingress by default.
-A child deleted or edited by hand is put back; deleting the Tenant deletes them.
+A child deleted or edited by hand is put back; deleting the Tenant has Kubernetes' garbage collector delete them (they name it as their owner).
 
 After \`npm install\`, two commands:
 
@@ -250,7 +248,7 @@ filtered to Tenants, \`kubectl\` with the stack's kubeconfig, the HTTP API with 
 | \`src/tenant.ts\` | the \`Tenant\` spec (zod: also the CRD's schema), its plan (steps and their order) and the steps |
 | \`src/operator.ts\` | the operator: what \`homeostat worker\`, \`bridge\`, \`api\`, \`dev\` and \`crds\` run |
 | \`src/tenant.test.ts\` | tests on the real stack with \`homeostat/testing\` (\`node --test\`) |
-| \`deploy/crds/\` | the generated CRD (\`npm run crds\` after changing the spec) |
+| \`deploy/crds/\` | the generated CRDs, one file per kind (\`npm run crds\` after changing a spec; \`npm run crds -- --check\` says whether they are current) |
 | \`examples/\` | objects the demo applies |
 
 In a cluster, run \`homeostat worker --operator dist/operator.js\`, \`homeostat bridge --operator
@@ -274,14 +272,7 @@ function projectFiles(name: string, homeostat: string | undefined): Map<string, 
     }
     files.set(path, text);
   }
-  const crds = operatorCrds(templateOperator);
-  for (const [file, crd] of Object.entries(crds)) files.set(`deploy/crds/${file}`, renderCrdYaml(crd));
-  files.set(
-    'deploy/crds/kustomization.yaml',
-    `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n${Object.keys(crds)
-      .map((f) => `  - ${f}\n`)
-      .join('')}`,
-  );
+  for (const [file, text] of crdFolderFiles(templateOperator)) files.set(`deploy/crds/${file}`, text);
   files.set('package.json', packageJson(name, homeostatSpecifier(homeostat, manifest.version), manifest));
   files.set('tsconfig.json', tsconfig);
   files.set('eslint.config.mjs', eslintConfig);

@@ -2,17 +2,19 @@
  * The `homeostat` command line, for any operator: `worker`, `bridge`, `api` and `all` (the three in
  * one process) run the production processes (configured by environment variables, validated once at
  * start) for the operator named by `--operator <module>` (or HOMEOSTAT_OPERATOR; the default is the
- * operator given to {@link runCli}); `crds` prints its CustomResourceDefinitions; `dev` runs it on the
+ * operator given to {@link runCli}); `crds` prints its CustomResourceDefinitions (or writes them one file
+ * per kind with `--out-dir`); `dev` runs it on the
  * embedded local stack; `init` scaffolds a new operator project; `reconcile`, `get` and `list` talk to
  * a running API.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, Option } from 'commander';
 import { operatorProblems, type Operator } from '../core/operator';
 import { operatorCrds } from '../reconcilers/crd';
 import { renderCrdYaml } from '../reconcilers/crd-yaml';
+import { crdFolderFiles, crdFolderProblems, writeCrdFolder } from './crd-folder';
 import { type ApiTarget, getCommand, listCommand, reconcileCommand } from './client';
 import type { workerMain as workerMainFn } from '../workers/main';
 import type { bridgeMain as bridgeMainFn } from '../informer-bridge/main';
@@ -138,15 +140,31 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
       stackName: opts.stackName,
     });
   });
-  withOperator(program.command('crds').description('print the operator’s CustomResourceDefinitions as YAML')).action(
-    async (opts: { operator?: string }) => {
-      process.stdout.write(
-        Object.values(operatorCrds(await operatorOf(opts)))
-          .map(renderCrdYaml)
-          .join('---\n'),
-      );
-    },
-  );
+  withOperator(
+    program
+      .command('crds')
+      .description('print the operator’s CustomResourceDefinitions as YAML, or write them one file per kind')
+      .option(
+        '--out-dir <dir>',
+        'write one file per kind (<plural>.<group>.yaml) and a kustomization.yaml listing them into this folder',
+      )
+      .option('--check', 'with --out-dir: write nothing, exit 1 naming every file that is missing or out of date'),
+  ).action(async (opts: { operator?: string; outDir?: string; check?: boolean }) => {
+    const operator = await operatorOf(opts);
+    if (opts.outDir === undefined) {
+      if (opts.check) throw new Error('--check compares a folder: give it with --out-dir <dir>');
+      process.stdout.write(Object.values(operatorCrds(operator)).map(renderCrdYaml).join('---\n'));
+      return;
+    }
+    const files = crdFolderFiles(operator);
+    if (opts.check) {
+      const problems = crdFolderProblems(opts.outDir, files);
+      for (const p of problems) process.stderr.write(`${join(opts.outDir, p)}: run homeostat crds --out-dir\n`);
+      if (problems.length) process.exitCode = 1;
+      return;
+    }
+    for (const file of writeCrdFolder(opts.outDir, files)) process.stdout.write(`wrote ${join(opts.outDir, file)}\n`);
+  });
   program
     .command('init <dir>')
     .description('scaffold a new operator project (a Tenant reconciler, its CRD, tests on the real local stack)')

@@ -6,7 +6,7 @@
 
 /**
  * A duration: milliseconds, or a string such as `'500 milliseconds'`, `'2 seconds'`, `'5m'`, `'1h'`
- * (the subset of Temporal's `ms` format that {@link durationMs} reads).
+ * (the subset of Temporal's `ms` format that {@link parseDuration} reads: no weeks or years).
  */
 export type Duration = number | string;
 
@@ -126,8 +126,10 @@ export class PlanError extends Error {
 }
 
 /**
- * Checks a plan (unique names, known dependencies, no cycles, dependencies only within the same list)
- * and returns it unchanged, with its step names as a literal type.
+ * Checks a plan (unique names, known dependencies, no cycles, dependencies only within the same list,
+ * every duration one homeostat can run ({@link parseDuration}), retry numbers Temporal accepts) and
+ * returns it unchanged, with its step names as a literal type. A {@link PlanError} names the step and
+ * the field: `step "announce": retry.initialInterval "1w" is not a duration homeostat can run (…)`.
  */
 export function definePlan<const Name extends string, const P extends ReconcilerPlan<Name>>(plan: P): P {
   const all = [...plan.steps, ...(plan.cleanup ?? [])];
@@ -149,6 +151,8 @@ export function definePlan<const Name extends string, const P extends Reconciler
     }
     executionLayers(list); // throws on cycles
   }
+  const problems = timingProblems(plan);
+  if (problems.length > 0) throw new PlanError(problems.join('; '));
   return plan;
 }
 
@@ -168,12 +172,10 @@ export function driftIntervalMs(
   if (plan.driftCheckInterval === undefined) return {};
   const planned = durationMs(plan.driftCheckInterval, 0);
   if (annotation === undefined) return { ms: planned };
-  let asked: number;
-  try {
-    // Durations here are at most a few characters; anything longer is not one.
-    if (annotation.length > 32) throw new PlanError('too long');
-    asked = durationMs(annotation, 0);
-  } catch {
+  // Durations here are at most a few characters (anything longer is not one); any value is read,
+  // however long a time it says: it is clamped to the bounds below.
+  const asked = annotation.length > 32 ? undefined : durationValue(annotation.trim());
+  if (asked === undefined) {
     return {
       ms: planned,
       problem: `${driftCheckAnnotation}: ${JSON.stringify(annotation.slice(0, 32))} is not a duration such as '10 minutes'`,
@@ -184,25 +186,104 @@ export function driftIntervalMs(
   return { ms: Math.min(max, Math.max(min, asked)) };
 }
 
-/** Parses a {@link Duration} to milliseconds; `fallback` when undefined. */
+/** The longest duration homeostat runs: 3650 days (a timer or timeout beyond it is a mistake). */
+export const maxDurationMs = 3650 * 86_400_000;
+
+/** What a duration may look like, said in every error about one. */
+const durationGrammar = 'use a number of ms, s, m, h or d, such as 500ms, 30s, 10 minutes or 2h, up to 3650 days';
+
+/**
+ * The one grammar of homeostat's durations: milliseconds as a finite number from 0 to {@link maxDurationMs},
+ * or a string of a decimal number and an optional unit (ms, s, m, h, d, or their words: `'500 milliseconds'`,
+ * `'2 seconds'`, `'5m'`, `'1.5 hours'`; spaces only between number and unit), within the same range. Every
+ * such string reads the same in Temporal's `ms` format, so a plan's durations mean the same to the
+ * workflow's own backoff and timers and to Temporal's timeouts. `undefined` for anything else (`'1w'`,
+ * `''`, `'-1s'`, `'1e309s'`, `NaN`, a number too large).
+ */
+export function parseDuration(d: unknown): number | undefined {
+  const ms = durationValue(d);
+  return ms !== undefined && ms <= maxDurationMs ? ms : undefined;
+}
+
+/** {@link parseDuration}'s grammar without its upper bound (a value that is clamped anyway). */
+function durationValue(d: unknown): number | undefined {
+  let ms: number;
+  if (typeof d === 'number') ms = d;
+  else if (typeof d === 'string' && d.length <= 32) {
+    const m = /^(\d+(?:\.\d+)?) *(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?)?$/i.exec(d);
+    if (!m) return undefined;
+    const unit = (m[2] ?? 'ms').toLowerCase();
+    const factor =
+      unit === 'ms' || unit.startsWith('milli')
+        ? 1
+        : unit.startsWith('s')
+          ? 1000
+          : unit.startsWith('m')
+            ? 60_000
+            : unit.startsWith('h')
+              ? 3_600_000
+              : 86_400_000;
+    ms = Number(m[1]) * factor;
+  } else return undefined;
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+/** Why `d` is not a duration homeostat can run, for an error message: `"1w" is not a duration …`. */
+function notADuration(d: unknown): string {
+  const shown = typeof d === 'string' ? JSON.stringify(d.slice(0, 40)) : String(d);
+  return `${shown} is not a duration homeostat can run (${durationGrammar})`;
+}
+
+/**
+ * Parses a {@link Duration} to milliseconds ({@link parseDuration}'s grammar); `fallback` when
+ * undefined. Throws a {@link PlanError} for anything else.
+ */
 export function durationMs(d: Duration | undefined, fallback: number): number {
   if (d === undefined) return fallback;
-  if (typeof d === 'number') return d;
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?)?\s*$/i.exec(d);
-  if (!m) throw new PlanError(`cannot parse duration ${d}`);
-  const n = Number(m[1]);
-  const unit = (m[2] ?? 'ms').toLowerCase();
-  const factor =
-    unit === 'ms' || unit.startsWith('milli')
-      ? 1
-      : unit.startsWith('s')
-        ? 1000
-        : unit.startsWith('m')
-          ? 60_000
-          : unit.startsWith('h')
-            ? 3_600_000
-            : 86_400_000;
-  return n * factor;
+  const ms = parseDuration(d);
+  if (ms === undefined) throw new PlanError(notADuration(d));
+  return ms;
+}
+
+/**
+ * Every problem of a plan's durations and retry numbers, one line each, naming the step and the field:
+ * what Temporal or the workflow would otherwise refuse in the middle of a pass.
+ */
+function timingProblems(plan: ReconcilerPlan): string[] {
+  const problems: string[] = [];
+  const duration = (where: string, field: string, d: unknown): number | undefined => {
+    if (d === undefined) return undefined;
+    const ms = parseDuration(d);
+    if (ms === undefined) problems.push(`${where}${field} ${notADuration(d)}`);
+    else if (ms === 0) problems.push(`${where}${field} must be longer than 0`);
+    return ms || undefined;
+  };
+  const count = (where: string, field: string, n: unknown, min: number, integer: boolean): void => {
+    if (n === undefined) return;
+    if (typeof n !== 'number' || !Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
+      const shown = typeof n === 'number' ? String(n) : (JSON.stringify(n) ?? typeof n);
+      problems.push(`${where}${field} ${shown} must be ${integer ? 'an integer' : 'a number'} of at least ${min}`);
+    }
+  };
+  for (const step of [...plan.steps, ...(plan.cleanup ?? [])]) {
+    const where = `step ${JSON.stringify(step.name)}: `;
+    duration(where, 'startToCloseTimeout', step.startToCloseTimeout);
+    duration(where, 'heartbeatTimeout', step.heartbeatTimeout);
+    const initial = duration(where, 'retry.initialInterval', step.retry?.initialInterval);
+    const maximum = duration(where, 'retry.maximumInterval', step.retry?.maximumInterval);
+    if (initial !== undefined && maximum !== undefined && initial > maximum) {
+      problems.push(`${where}retry.maximumInterval must not be shorter than retry.initialInterval`);
+    }
+    count(where, 'retry.backoffCoefficient', step.retry?.backoffCoefficient, 1, false);
+    count(where, 'retry.attemptsPerRound', step.retry?.attemptsPerRound, 1, true);
+  }
+  duration('', 'driftCheckInterval', plan.driftCheckInterval);
+  const min = duration('', 'driftCheckBounds.min', plan.driftCheckBounds?.min);
+  const max = duration('', 'driftCheckBounds.max', plan.driftCheckBounds?.max);
+  if (min !== undefined && max !== undefined && min > max)
+    problems.push('driftCheckBounds.max must not be shorter than its min');
+  count('', 'maxPassesPerRun', plan.maxPassesPerRun, 1, true);
+  return problems;
 }
 
 /** The plan for an object's group and kind, if one is registered. */

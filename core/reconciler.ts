@@ -22,22 +22,28 @@ export interface ObjectIdentity {
   readonly labels: Readonly<Record<string, string>>;
 }
 
-/** Operations on owned children, done for the step by the activity layer. */
+/**
+ * Operations on owned children, done for the step by the activity layer. Its members are plain
+ * functions (no `this`): destructure them freely (`children: { apply, read }`).
+ */
 export interface ChildClient {
   /**
    * Server-side applies a child with homeostat's field manager, adding an ownerReference to the
    * reconciled object (controller). Returns the object as stored.
    */
-  apply<T extends KubernetesObject>(child: T): Promise<T>;
+  readonly apply: <T extends KubernetesObject>(child: T) => Promise<T>;
   /** Deletes a child; a missing child is success. */
-  delete(child: Pick<KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<void>;
+  readonly delete: (child: Pick<KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>) => Promise<void>;
   /** Reads a child; `undefined` when it does not exist. */
-  read<T extends KubernetesObject>(
+  readonly read: <T extends KubernetesObject>(
     child: Pick<KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>,
-  ): Promise<T | undefined>;
+  ) => Promise<T | undefined>;
 }
 
-/** What a step implementation receives. */
+/**
+ * What a step implementation receives. Its functions are plain properties (no `this`), so a step may
+ * destructure them (`async step({ spec, read, heartbeat })`) and lint's `unbound-method` stays quiet.
+ */
 export interface StepContext<Spec> {
   readonly ref: ObjectRef;
   readonly object: ObjectIdentity;
@@ -48,7 +54,7 @@ export interface StepContext<Spec> {
   readonly attempt: number;
   readonly children: ChildClient;
   /** Records a heartbeat; long steps must call it more often than their `heartbeatTimeout`. */
-  heartbeat(details?: unknown): void;
+  readonly heartbeat: (details?: unknown) => void;
   /** Aborted when Temporal cancels the activity (or its heartbeat times out). */
   readonly signal: AbortSignal;
   readonly log: Logger;
@@ -70,9 +76,9 @@ export interface StepContext<Spec> {
    * does not exist. A namespaced kind without `metadata.namespace` is read in the object's namespace.
    * Declare the kind in the reconciler's `references` so that its changes re-reconcile this object.
    */
-  read<T extends KubernetesObject>(
+  readonly read: <T extends KubernetesObject>(
     object: Pick<KubernetesObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },
-  ): Promise<T | undefined>;
+  ) => Promise<T | undefined>;
 }
 
 /** What a step may return. */

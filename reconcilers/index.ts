@@ -5,7 +5,11 @@
  */
 export { defineReconciler, type ReconcilerDefinition } from './define-reconciler';
 export { defineOperator, type OperatorDefinition } from './define-operator';
-export { CrdError, customResourceDefinition, operatorCrds, specSchema, statusSchema, structuralSchema } from './crd';
+export { CrdError } from './crd-error';
+export { customResourceDefinition, operatorCrds } from './crd';
+export { specSchema } from './spec-schema';
+export { statusSchema } from './status-schema';
+export { structuralSchema } from './structural-schema';
 export { celRule, CelRuleError, celValidationsOf, type CelValidation } from './cel';
 export { renderCrdYaml } from './crd-yaml';
 export { defaultStepHeartbeatTimeout, definePlan, durationMs, PlanError } from '../core/plan';

@@ -175,8 +175,12 @@ const suffix = (): string => randomBytes(4).toString('hex');
  * its informer bridge in this process on a task queue of their own, and returns clients and waits.
  * When anything fails half-way, what was started is stopped before the error is thrown.
  *
- * No kube-controller-manager runs: there is no garbage collector (children owned by a deleted object
- * stay; a deleted Namespace stays Terminating) and no Deployment gets Pods. Test what homeostat writes.
+ * The stack is a whole cluster, as an operator meets in production: kube-controller-manager (the
+ * garbage collector removes children whose owner was deleted, a deleted Namespace finishes deleting,
+ * Deployments get ReplicaSets and Pods), kube-scheduler and kwok's simulated nodes (Pods are scheduled
+ * and become Running and Ready, without containers). So a test may wait for a Deployment to roll out,
+ * or for garbage collection to remove what a deleted object owned (`HOMEOSTAT_DEVSTACK_CLUSTER=0`
+ * starts the control plane alone, without them).
  *
  * @example
  * ```ts

@@ -8,22 +8,29 @@ export const databaseUrlEnv = 'DATABASE_URL';
 /** The spec schema of `App`. */
 export const appSpec = celRule(
   z.object({
-    /** Container image, e.g. `registry.spr.com/pony-spawner:v2.1.0`. */
     image: z
       .string()
       .min(1)
       .max(512)
-      .regex(/^[^\s]+$/, 'image must not contain whitespace'),
-    /** @default 1 */
-    replicas: z.number().int().min(0).max(1000).default(1),
-    /**
-     * How long a rollout may make no progress before the Deployment reports `ProgressDeadlineExceeded`
-     * and the App turns `Degraded` with that reason. @default 600
-     */
-    progressDeadlineSeconds: z.number().int().min(10).max(86400).default(600),
-    /** The container port, also the Service's port. @default 8080 */
-    port: z.number().int().min(1).max(65535).default(8080),
-    /** Environment variables of the container. */
+      .regex(/^[^\s]+$/, 'image must not contain whitespace')
+      .describe('The container image, e.g. registry.spr.com/pony-spawner:v2.1.0.'),
+    replicas: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .default(1)
+      .describe("How many Pods run the image (the Deployment's replicas)."),
+    progressDeadlineSeconds: z
+      .number()
+      .int()
+      .min(10)
+      .max(86400)
+      .default(600)
+      .describe(
+        'How long a rollout may make no progress before the Deployment reports ProgressDeadlineExceeded and the App turns Degraded with that reason.',
+      ),
+    port: z.number().int().min(1).max(65535).default(8080).describe("The container's port, also the Service's port."),
     env: celRule(
       z
         .array(
@@ -32,30 +39,35 @@ export const appSpec = celRule(
               .string()
               .min(1)
               .max(256)
-              .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/),
-            value: z.string().max(32768).default(''),
+              .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/)
+              .describe("The variable's name (unique in the list)."),
+            value: z.string().max(32768).default('').describe("The variable's value."),
           }),
         )
         .max(100),
       // A repeated name would leave the container with whichever value the kubelet applies last.
       { rule: 'self.all(e, self.exists_one(f, f.name == e.name))', message: 'env names must be unique' },
       (env) => new Set(env.map((e) => e.name)).size === env.length,
-    ).default([]),
-    /** Config data, written to the ConfigMap `<name>-config` and mounted at `/etc/app`. */
-    config: z.record(z.string().regex(/^[-._a-zA-Z0-9]+$/), z.string()).default({}),
-    /**
-     * A `PostgresDatabase` in the App's namespace whose connection Secret the container gets as
-     * `DATABASE_URL` (a `secretKeyRef` to the Secret's `url` key: the URL never passes through the spec).
-     */
+    )
+      .default([])
+      .describe('Environment variables of the container.'),
+    config: z
+      .record(z.string().regex(/^[-._a-zA-Z0-9]+$/), z.string())
+      .default({})
+      .describe('Config data: written to the ConfigMap <name>-config and mounted at /etc/app, one file per key.'),
     databaseRef: z
       .object({
         name: z
           .string()
           .min(1)
           .max(253)
-          .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'databaseRef.name must be a Kubernetes object name'),
+          .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'databaseRef.name must be a Kubernetes object name')
+          .describe('The name of the PostgresDatabase.'),
       })
-      .optional(),
+      .optional()
+      .describe(
+        "A PostgresDatabase in the App's namespace whose connection Secret the container gets as DATABASE_URL (a secretKeyRef to the Secret's url key: the URL never passes through the spec).",
+      ),
   }),
   // Two DATABASE_URLs would leave the container with whichever the kubelet applies last.
   {

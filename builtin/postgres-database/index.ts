@@ -7,10 +7,9 @@ export {
   createPostgresDatabaseReconciler,
   postgresDatabaseReconciler,
   connectionSecretName,
-  ownerMark,
-  markedUid,
   extensionSchema,
 } from './reconciler';
+export { ownerMark, markedUid } from './ownership';
 export { postgresDatabasePlan } from './plan';
 export { postgresDatabaseSpec, type PostgresDatabaseSpec } from './schema';
 export { createPostgresServerReconciler, postgresServerReconciler } from './server-reconciler';

@@ -36,6 +36,7 @@ import {
 } from '../../reconcilers';
 import { connect, tenantUrl, type ServerAddress } from './connection';
 import { fromPostgresError } from './errors';
+import { asOwner, databaseRefusal, markedUid, ownerMark, readDatabase, readRole, roleRefusal } from './ownership';
 import { scramSha256Verifier } from './scram';
 import {
   adminFacts,
@@ -56,19 +57,6 @@ type Ctx = StepContext<PostgresDatabaseSpec>;
 /** Name of the connection Secret of an object. */
 export function connectionSecretName(ctx: Pick<Ctx, 'spec' | 'object'>): string {
   return ctx.spec.connectionSecretName ?? `${ctx.object.name}-connection`;
-}
-
-const markPrefix = 'homeostat.dev/owner-uid=';
-const markPattern = /^homeostat\.dev\/owner-uid=([0-9a-f-]{1,64})$/;
-
-/** The comment homeostat puts on a role or database it created for the object with this UID. */
-export function ownerMark(uid: string): string {
-  return `${markPrefix}${uid}`;
-}
-
-/** The UID in a homeostat ownership mark, or `undefined` for any other comment (or none). */
-export function markedUid(comment: string | null | undefined): string | undefined {
-  return comment ? markPattern.exec(comment)?.[1] : undefined;
 }
 
 /** The schema extensions are created in: owned by the admin, so the database owner cannot write to it. */
@@ -115,100 +103,6 @@ const serverReference: ReferenceWatch = {
     return typeof name === 'string' && name !== '' ? [{ name }] : [];
   },
 };
-
-/** What a role row says about ownership and privileges. */
-interface RoleRow {
-  readonly superuser: boolean;
-  readonly createrole: boolean;
-  readonly replication: boolean;
-  readonly bypassrls: boolean;
-  readonly canlogin: boolean;
-  readonly comment: string | null;
-}
-
-async function readRole(db: Client, role: string): Promise<RoleRow | undefined> {
-  return (
-    await db.query<RoleRow>(
-      `SELECT r.rolsuper AS superuser, r.rolcreaterole AS createrole, r.rolreplication AS replication,
-              r.rolbypassrls AS bypassrls, r.rolcanlogin AS canlogin,
-              pg_catalog.shobj_description(r.oid, 'pg_authid') AS comment
-         FROM pg_catalog.pg_roles r WHERE r.rolname = $1`,
-      [role],
-    )
-  ).rows[0];
-}
-
-/** Why homeostat will not manage an existing role, or `undefined` when it is this object's. */
-function roleRefusal(row: RoleRow, uid: string): string | undefined {
-  if (row.superuser || row.createrole || row.replication || row.bypassrls) {
-    const what = [
-      row.superuser && 'SUPERUSER',
-      row.createrole && 'CREATEROLE',
-      row.replication && 'REPLICATION',
-      row.bypassrls && 'BYPASSRLS',
-    ].filter(Boolean);
-    return `it has ${what.join(', ')}: homeostat never manages a privileged role`;
-  }
-  const owner = markedUid(row.comment);
-  if (owner === uid) return undefined;
-  return owner
-    ? 'it belongs to another homeostat object'
-    : 'it exists and was not created by homeostat for this object';
-}
-
-/** What a database row says about ownership. */
-interface DatabaseRow {
-  readonly owner: string;
-  readonly limit: number;
-  readonly template: boolean;
-  readonly comment: string | null;
-  readonly ownerComment: string | null;
-}
-
-async function readDatabase(db: Client, name: string): Promise<DatabaseRow | undefined> {
-  return (
-    await db.query<DatabaseRow>(
-      `SELECT o.rolname AS owner, d.datconnlimit AS limit, d.datistemplate AS template,
-              pg_catalog.shobj_description(d.oid, 'pg_database') AS comment,
-              pg_catalog.shobj_description(o.oid, 'pg_authid') AS "ownerComment"
-         FROM pg_catalog.pg_database d JOIN pg_catalog.pg_roles o ON o.oid = d.datdba
-        WHERE d.datname = $1`,
-      [name],
-    )
-  ).rows[0];
-}
-
-/**
- * Whether a database is this object's: marked with its UID (and not owned by another object's role),
- * or unmarked but owned by the role this object marked (a crash between `CREATE DATABASE` and its
- * `COMMENT`; only a superuser could have given a database to that role). The owner of a database can
- * rewrite its comment, so a mark alone is not trusted when the owner is another object's role.
- */
-function databaseRefusal(row: DatabaseRow, uid: string, role: string): string | undefined {
-  if (row.template) return 'it is a template database';
-  const mark = markedUid(row.comment);
-  const ownerMark = markedUid(row.ownerComment);
-  if (mark === uid)
-    return ownerMark && ownerMark !== uid ? 'it is owned by another homeostat object’s role' : undefined;
-  if (mark) return 'it belongs to another homeostat object';
-  if (row.owner === role && ownerMark === uid) return undefined;
-  return 'it exists and was not created by homeostat for this object';
-}
-
-/**
- * Runs statements only a database's owner may run (COMMENT, CONNECTION LIMIT, GRANT, DROP). A
- * superuser admin runs them directly; a CREATEROLE admin (PostgreSQL 16+) through `SET ROLE` to the
- * owner role, which it created and granted itself SET on.
- */
-async function asOwner<T>(db: Client, facts: AdminFacts, owner: string, fn: () => Promise<T>): Promise<T> {
-  if (facts.superuser) return fn();
-  await db.query(`SET ROLE ${db.escapeIdentifier(owner)}`);
-  try {
-    return await fn();
-  } finally {
-    await db.query('RESET ROLE');
-  }
-}
 
 /** Whether the role logs in with the password: `'ok'`, `'wrong'` (reset it) or `'unknown'` (leave it). */
 async function loginCheck(address: ServerAddress, user: string, password: string, database: string) {

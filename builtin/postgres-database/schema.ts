@@ -90,30 +90,31 @@ function pgIdentifier(what: string) {
 
 /** The spec schema of `PostgresDatabase`. */
 export const postgresDatabaseSpec = z.object({
-  /**
-   * The `PostgresServer` (cluster-scoped) the database lives on. Its `namespaceSelector` must select
-   * this object's namespace; its admin credentials stay in homeostat's own namespace.
-   */
-  serverRef: z.object({
-    name: z
-      .string()
-      .min(1)
-      .max(253)
-      .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'serverRef.name is the name of a PostgresServer'),
-  }),
-  /** The database to create. homeostat refuses one that exists and that it did not create for this object. */
-  databaseName: pgIdentifier('databaseName'),
-  /**
-   * The role that owns the database; its password is generated and kept in the connection Secret.
-   * homeostat refuses a role that exists and that it did not create for this object.
-   */
-  ownerRole: pgIdentifier('ownerRole'),
-  /** `-1` for no limit. @default -1 */
-  connectionLimit: z.number().int().min(-1).max(10000).default(-1),
-  /**
-   * Extensions created in the database's `extensions` schema; each must be on the server's allow-list
-   * (`PostgresServer.spec.extensions`).
-   */
+  serverRef: z
+    .object({
+      name: z
+        .string()
+        .min(1)
+        .max(253)
+        .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'serverRef.name is the name of a PostgresServer')
+        .describe('The name of the PostgresServer.'),
+    })
+    .describe(
+      "The PostgresServer (cluster-scoped) the database lives on. Its namespaceSelector must select this object's namespace; its admin credentials stay in homeostat's own namespace.",
+    ),
+  databaseName: pgIdentifier('databaseName').describe(
+    'The database to create. homeostat refuses one that exists and that it did not create for this object.',
+  ),
+  ownerRole: pgIdentifier('ownerRole').describe(
+    'The role that owns the database; its password is generated and kept in the connection Secret. homeostat refuses a role that exists and that it did not create for this object.',
+  ),
+  connectionLimit: z
+    .number()
+    .int()
+    .min(-1)
+    .max(10000)
+    .default(-1)
+    .describe('The most connections the database accepts at once; -1 for no limit.'),
   extensions: celRule(
     z
       .array(
@@ -125,16 +126,29 @@ export const postgresDatabaseSpec = z.object({
           .refine((s) => /^[a-z_][a-z0-9_-]*$/.test(s), {
             message: 'extension names are lowercase and start with a letter or _',
           })
-          .refine((s) => Buffer.byteLength(s) <= 63, { message: 'extension names are at most 63 bytes' }),
+          .refine((s) => Buffer.byteLength(s) <= 63, { message: 'extension names are at most 63 bytes' })
+          .describe('An extension name.'),
       )
       .max(32),
     { rule: 'self.all(e, self.exists_one(f, f == e))', message: 'extensions must not be listed twice' },
     (extensions) => new Set(extensions).size === extensions.length,
-  ).default([]),
-  /** What deletion does: `Retain` keeps database and role, `Delete` drops them (only if homeostat created them for this object). @default 'Retain' */
-  deletionPolicy: z.enum(['Retain', 'Delete']).default('Retain'),
-  /** Name of the connection Secret this object owns. @default `<metadata.name>-connection` */
-  connectionSecretName: z.string().min(1).max(253).optional(),
+  )
+    .default([])
+    .describe(
+      "Extensions created in the database's extensions schema; each must be on the server's allow-list (PostgresServer spec.extensions).",
+    ),
+  deletionPolicy: z
+    .enum(['Retain', 'Delete'])
+    .default('Retain')
+    .describe(
+      'What deleting this object does: Retain keeps the database and role, Delete drops them (only if homeostat created them for this object).',
+    ),
+  connectionSecretName: z
+    .string()
+    .min(1)
+    .max(253)
+    .optional()
+    .describe('The name of the connection Secret this object owns (default: <metadata.name>-connection).'),
 });
 
 /** A parsed `PostgresDatabase` spec. */

@@ -17,23 +17,31 @@ const labelValue = z
 
 /** A Kubernetes `metav1.LabelSelector`: `{}` selects every namespace. */
 export const namespaceSelectorSchema = z.object({
-  /**
-   * Every label listed must be present with this value. Keys are not pattern-checked here: a CEL rule
-   * over every key of an unbounded map exceeds the API server's cost budget, and a key that is not a
-   * label key simply matches no namespace.
-   */
-  matchLabels: z.record(z.string(), labelValue).optional(),
-  /** Every requirement must hold. */
+  // Keys are not pattern-checked here: a CEL rule over every key of an unbounded map exceeds the API
+  // server's cost budget, and a key that is not a label key simply matches no namespace.
+  matchLabels: z
+    .record(z.string(), labelValue)
+    .optional()
+    .describe(
+      'Labels a namespace must carry, each with this value (all of them: they are ANDed with matchExpressions).',
+    ),
   matchExpressions: z
     .array(
       z.object({
-        key: labelKey,
-        operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-        values: z.array(labelValue).max(64).optional(),
+        key: labelKey.describe('The label key the requirement is about.'),
+        operator: z
+          .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
+          .describe("How the label's value relates to values: In, NotIn, Exists or DoesNotExist."),
+        values: z
+          .array(labelValue)
+          .max(64)
+          .optional()
+          .describe('The values In and NotIn compare with; empty for Exists and DoesNotExist.'),
       }),
     )
     .max(32)
-    .optional(),
+    .optional()
+    .describe('Label requirements a namespace must meet (all of them).'),
 });
 
 /** A parsed label selector. */
@@ -66,22 +74,22 @@ export const extensionName = z
 
 /** The spec schema of `PostgresServer`. */
 export const postgresServerSpec = z.object({
-  /**
-   * The admin connection: a Secret in homeostat's own namespace (HOMEOSTAT_SYSTEM_NAMESPACE, default
-   * `homeostat-system`) whose `key` holds a `postgres://` URL (its `sslmode` is honoured) and whose
-   * optional `ca.crt` holds the CA that signs the server's certificate. The admin role may be a
-   * superuser, or (PostgreSQL 16+) a role with CREATEROLE and CREATEDB, which then manages only the
-   * roles it created.
-   */
-  adminSecretRef: z.object({
-    name: z.string().min(1).max(253),
-    /** @default 'url' */
-    key: z.string().min(1).max(253).default('url'),
-  }),
-  /** The namespaces whose `PostgresDatabase` objects may use this server; `{}` selects every namespace. */
-  namespaceSelector: namespaceSelectorSchema,
-  /** The extensions a `PostgresDatabase` on this server may ask for. @default [] */
-  extensions: z.array(extensionName).max(64).default([]),
+  adminSecretRef: z
+    .object({
+      name: z.string().min(1).max(253).describe("The Secret's name, in homeostat's own namespace."),
+      key: z.string().min(1).max(253).default('url').describe('The key of the Secret that holds the postgres:// URL.'),
+    })
+    .describe(
+      "The admin connection: a Secret in homeostat's own namespace (HOMEOSTAT_SYSTEM_NAMESPACE, default homeostat-system) whose key holds a postgres:// URL (its sslmode is honoured) and whose optional ca.crt holds the CA that signs the server's certificate. The admin role may be a superuser, or (PostgreSQL 16+) a role with CREATEROLE and CREATEDB, which then manages only the roles it created.",
+    ),
+  namespaceSelector: namespaceSelectorSchema.describe(
+    'The namespaces whose PostgresDatabase objects may use this server; {} selects every namespace.',
+  ),
+  extensions: z
+    .array(extensionName.describe('An extension name.'))
+    .max(64)
+    .default([])
+    .describe('The extensions a PostgresDatabase on this server may ask for.'),
 });
 
 /** A parsed `PostgresServer` spec. */

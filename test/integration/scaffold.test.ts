@@ -4,18 +4,20 @@
  * outside the repository that depends on that tarball; `npm install` installs it from the local npm
  * cache; the project type-checks, lints and builds; its own tests (`npm test`: node's test runner with
  * `homeostat/testing`) pass on a real local stack of their own — a Tenant reconciled to Ready, its
- * children present, a deleted RoleBinding put back, deletion cleaned up, a reconcile through the HTTP
+ * children present, a deleted RoleBinding put back, its children garbage-collected after it, a reconcile through the HTTP
  * API, its workflows found by kind in Temporal visibility — and its demo (`npm run demo`) brings the
  * example Tenant to Ready. The Go servers come from the shared binary cache (built once by this
  * repository's runs). Each phase's duration is printed.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { rewriteImports } from '../../cli/init';
 import { randomSuffix } from '../support/harness';
 
 const repo = join(__dirname, '../..');
+const walkthrough = join(__dirname, '../fixtures/walkthrough');
 
 interface Run {
   readonly code: number | null;
@@ -129,6 +131,14 @@ describe('homeostat as an installed package (npm pack → homeostat init → npm
     };
     expect(manifest.dependencies.homeostat).toBe(`file:${tarball}`);
 
+    // 2b. The walk-through of issue 29: a second kind added as a newcomer would (test/fixtures/walkthrough):
+    // a StaticSite whose Deployment must roll out, a regular step calling a local HTTP endpoint that
+    // fails twice, and a cleanup step; the operator serves both kinds.
+    for (const file of ['static-site.ts', 'static-site.test.ts', 'operator.ts']) {
+      const source = readFileSync(join(walkthrough, file), 'utf8');
+      writeFileSync(join(project, 'src', file), rewriteImports(source, file));
+    }
+
     // 3. Installed from the local npm cache, then checked and built as its own scripts do.
     const install = await run(
       'npm install',
@@ -144,15 +154,23 @@ describe('homeostat as an installed package (npm pack → homeostat init → npm
     expectSuccess('npm run lint', await run('npm run lint', 'npm', ['run', '-s', 'lint'], project));
     expectSuccess('npm run build', await run('npm run build', 'npm', ['run', '-s', 'build'], project));
 
-    // The CRD in deploy/crds is what `homeostat crds` generates from the built operator.
+    // The project's `npm run crds` (homeostat crds --out-dir) writes one file per kind, the new one
+    // included, and a kustomization listing both; --check then finds them current.
+    expectSuccess('npm run crds', await run('npm run crds', 'npm', ['run', '-s', 'crds', '--ignore-scripts'], project));
+    expect(readFileSync(join(project, 'deploy/crds/kustomization.yaml'), 'utf8')).toBe(
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n' +
+        '  - tenants.platform.example.com.yaml\n  - staticsites.sites.example.com.yaml\n',
+    );
+    expect(readFileSync(join(project, 'deploy/crds/staticsites.sites.example.com.yaml'), 'utf8')).toContain(
+      'description: How many nginx Pods serve the page.',
+    );
     const crds = await run(
-      'homeostat crds',
-      'npx',
-      ['--no-install', 'homeostat', 'crds', '--operator', 'dist/operator.js'],
+      'npm run crds -- --check',
+      'npm',
+      ['run', '-s', 'crds', '--ignore-scripts', '--', '--check'],
       project,
     );
-    expectSuccess('homeostat crds', crds);
-    expect(crds.stdout).toBe(readFileSync(join(project, 'deploy/crds/tenants.platform.example.com.yaml'), 'utf8'));
+    expectSuccess('npm run crds -- --check', crds);
 
     // 4. The project's own tests (already built: its pretest build is skipped), on a stack of their own.
     const tests = await run('npm test', 'npm', ['test', '--ignore-scripts'], project, 900_000);
@@ -162,7 +180,8 @@ describe('homeostat as an installed package (npm pack → homeostat init → npm
       'given its RoleBinding deleted, homeostat puts it back',
       'given a reconcile through the HTTP API, it answers with the outcome of the pass',
       'given Tenants, their workflows are found by kind in Temporal visibility',
-      'given a Tenant deleted, its children are deleted and its finalizer removed',
+      'given a Tenant deleted, the garbage collector deletes its Namespace and everything in it',
+      'given a StaticSite, it is Ready once its Deployment rolled out and its announcement got through the failures',
     ]) {
       expect(tests.output).toMatch(new RegExp(`ok \\d+ - ${name.replace(/[()]/g, '\\$&')}`));
     }

@@ -21,7 +21,7 @@ export default {
   // The files issue 17 names: the object workflow's pure state and status decisions and its parts (the
   // entity, step runner, status writer and pass timer, unit-tested with fake effects), plans, the
   // bridge's predicates, queue, merging (delivery) and backoff, the error catalog, CRD generation
-  // (crd.ts and the CEL rules and RE2 patterns it writes), config parsing.
+  // (crd.ts and its schema files, the CEL rules and RE2 patterns it writes), config parsing.
   mutate: [
     'workflows/object-state.ts',
     'workflows/object-entity.ts',
@@ -37,6 +37,10 @@ export default {
     'informer-bridge/backoff.ts',
     'informer-bridge/config.ts',
     'reconcilers/crd.ts',
+    'reconcilers/crd-problems.ts',
+    'reconcilers/spec-schema.ts',
+    'reconcilers/status-schema.ts',
+    'reconcilers/structural-schema.ts',
     'reconcilers/cel.ts',
     'reconcilers/re2-pattern.ts',
     'config/env.ts',

@@ -5,7 +5,7 @@
  * Written for mutants of reconcilers/crd.ts that survived (issue 17).
  */
 import { z } from 'zod';
-import { CrdError, customResourceDefinition, operatorCrds, statusSchema } from '../../reconcilers/crd';
+import { CrdError, customResourceDefinition, operatorCrds, statusSchema } from '../../reconcilers';
 import type { Operator } from '../../core/operator';
 
 type Json = Record<string, any>;

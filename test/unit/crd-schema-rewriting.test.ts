@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { celRule } from '../../reconcilers/cel';
-import { CrdError, customResourceDefinition, specSchema, structuralSchema } from '../../reconcilers/crd';
+import { CrdError, customResourceDefinition, specSchema, structuralSchema } from '../../reconcilers';
 
 type Json = Record<string, any>;
 const preserve = 'x-kubernetes-preserve-unknown-fields';

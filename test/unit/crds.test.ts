@@ -34,7 +34,12 @@ describe('CRDs generated from the zod schemas', () => {
     const version = crd.spec.versions[0];
     const spec = version.schema.openAPIV3Schema.properties.spec;
     expect(spec.required).toEqual(['serverRef', 'databaseName', 'ownerRole']);
-    expect(spec.properties.deletionPolicy).toEqual({ type: 'string', enum: ['Retain', 'Delete'], default: 'Retain' });
+    expect(spec.properties.deletionPolicy).toEqual({
+      type: 'string',
+      enum: ['Retain', 'Delete'],
+      default: 'Retain',
+      description: expect.stringMatching(/^What deleting this object does: Retain keeps/),
+    });
     expect(spec.properties.connectionLimit).toMatchObject({
       type: 'integer',
       minimum: -1,

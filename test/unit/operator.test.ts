@@ -104,7 +104,7 @@ describe('error helpers', () => {
     expect(retryAfter('30s', new Error('quota')).retryAfterMs).toBe(30_000);
     expect(retryAfter('2 minutes', 'busy').retryAfterMs).toBe(120_000);
     expect(retryAfter(1500, 'busy').retryAfterMs).toBe(1500);
-    expect(() => retryAfter('soon', 'busy')).toThrow(/cannot parse duration/);
+    expect(() => retryAfter('soon', 'busy')).toThrow(/"soon" is not a duration homeostat can run/);
   });
 });
 

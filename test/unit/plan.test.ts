@@ -52,7 +52,7 @@ describe('reconciler plans', () => {
     expect(durationMs('5m', 0)).toBe(300_000);
     expect(durationMs('1 hour', 0)).toBe(3_600_000);
     expect(durationMs(undefined, 7)).toBe(7);
-    expect(() => durationMs('soon', 0)).toThrow(/cannot parse/);
+    expect(() => durationMs('soon', 0)).toThrow(/is not a duration homeostat can run/);
   });
 });
 

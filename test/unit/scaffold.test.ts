@@ -71,6 +71,7 @@ describe('homeostat init', () => {
     expect(Object.keys(pkg.dependencies).sort()).toEqual(['@kubernetes/client-node', 'homeostat', 'zod']);
     expect(pkg.scripts.demo).toBe('homeostat dev --operator dist/operator.js --examples examples');
     expect(pkg.scripts.test).toBe('node --test dist/*.test.js');
+    expect(pkg.scripts.crds).toBe('homeostat crds --operator dist/operator.js --out-dir deploy/crds');
     expect(read(dir, 'README.md')).toMatch(/npm run demo[\s\S]*npm test/);
     expect(lines.join('\n')).toMatch(/npm install/);
   });

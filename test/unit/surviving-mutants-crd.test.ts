@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { celRule, CelRuleError, type CelValidation } from '../../reconcilers/cel';
-import { specSchema, structuralSchema } from '../../reconcilers/crd';
+import { specSchema, structuralSchema } from '../../reconcilers';
 import { re2Pattern } from '../../reconcilers/re2-pattern';
 
 type Json = Record<string, any>;

@@ -4,10 +4,10 @@
  * RoleBinding that gives the team's group the `edit` ClusterRole, and a NetworkPolicy that denies
  * ingress from outside by default. A child deleted or edited by hand is put back.
  *
- * Deleting a Tenant runs the cleanup steps, which delete the children explicitly (a cluster's garbage
- * collector would also remove them through their ownerReferences, but homeostat's local test stack
- * has none) — only children this Tenant controls: a Namespace that already existed is never adopted,
- * and never deleted.
+ * Deleting a Tenant needs no cleanup step: every child carries the Tenant as its controller
+ * ownerReference, so Kubernetes' garbage collector deletes them (and the namespace controller empties
+ * the Namespace). A Namespace that already existed is never adopted, so it is never deleted either.
+ * Cleanup steps are for what Kubernetes does not own: a record in an external system, a bucket.
  */
 import type {
   KubernetesObject,
@@ -18,14 +18,7 @@ import type {
   V1RoleBinding,
 } from '@kubernetes/client-node';
 import { z } from 'zod';
-import {
-  celRule,
-  definePlan,
-  defineReconciler,
-  terminal,
-  type ChildClient,
-  type ObjectIdentity,
-} from '../../../reconcilers';
+import { celRule, definePlan, defineReconciler, terminal, type ObjectIdentity } from '../../../reconcilers';
 
 /** A Kubernetes quantity such as `500m`, `2` or `4Gi`. */
 const quantity = z
@@ -36,32 +29,38 @@ const quantity = z
 const defaultQuota = { cpu: '4', memory: '8Gi', pods: 20 };
 const defaultLimits = { cpu: '500m', memory: '512Mi', requestCpu: '100m', requestMemory: '128Mi' };
 
-/** The spec of a `Tenant`. */
+/**
+ * The spec of a `Tenant`. Each field's `.describe()` is its description in the CRD: `kubectl explain
+ * tenant.spec.quota` prints it.
+ */
 export const tenantSpec = z.object({
-  /** The team's group (as your identity provider names it): gets `edit` in the Tenant's Namespace. */
   group: celRule(
     z.string().min(1).max(253),
     // system: groups are Kubernetes' own (system:authenticated is everyone): never a team.
     { rule: "!self.startsWith('system:')", message: 'group must not be a system: group' },
     (group) => !group.startsWith('system:'),
-  ),
-  /** What the whole Namespace may request (a ResourceQuota). */
+  ).describe("The team's group, as your identity provider names it: it gets edit in the Tenant's Namespace."),
   quota: z
     .object({
-      cpu: quantity.default(defaultQuota.cpu),
-      memory: quantity.default(defaultQuota.memory),
-      pods: z.number().int().min(0).max(10_000).default(defaultQuota.pods),
+      cpu: quantity.default(defaultQuota.cpu).describe('CPU the Namespace may request and use in total.'),
+      memory: quantity.default(defaultQuota.memory).describe('Memory the Namespace may request and use in total.'),
+      pods: z.number().int().min(0).max(10_000).default(defaultQuota.pods).describe('The most Pods in the Namespace.'),
     })
-    .default(defaultQuota),
-  /** Defaults for containers that state no requests or limits (a LimitRange). */
+    .default(defaultQuota)
+    .describe('What the whole Namespace may request (a ResourceQuota).'),
   limits: z
     .object({
-      cpu: quantity.default(defaultLimits.cpu),
-      memory: quantity.default(defaultLimits.memory),
-      requestCpu: quantity.default(defaultLimits.requestCpu),
-      requestMemory: quantity.default(defaultLimits.requestMemory),
+      cpu: quantity.default(defaultLimits.cpu).describe('The CPU limit of a container that states none.'),
+      memory: quantity.default(defaultLimits.memory).describe('The memory limit of a container that states none.'),
+      requestCpu: quantity
+        .default(defaultLimits.requestCpu)
+        .describe('The CPU request of a container that states none.'),
+      requestMemory: quantity
+        .default(defaultLimits.requestMemory)
+        .describe('The memory request of a container that states none.'),
     })
-    .default(defaultLimits),
+    .default(defaultLimits)
+    .describe('Defaults for containers that state no requests or limits (a LimitRange).'),
 });
 
 /** A parsed `Tenant` spec. */
@@ -87,10 +86,6 @@ export const tenantPlan = definePlan({
     { name: 'limits', dependsOn: ['namespace'], summary: 'apply the LimitRange' },
     { name: 'access', dependsOn: ['namespace'], summary: "bind the team's group to edit" },
     { name: 'network', dependsOn: ['namespace'], summary: 'apply the default-deny NetworkPolicy' },
-  ],
-  cleanup: [
-    { name: 'remove-children', summary: 'delete the quota, limits, binding and policy' },
-    { name: 'remove-namespace', dependsOn: ['remove-children'], summary: 'delete the Namespace' },
   ],
   driftCheckInterval: '10 minutes',
 });
@@ -120,13 +115,6 @@ export function childrenOf(tenant: string) {
 const controls = (object: ObjectIdentity, child: KubernetesObject | undefined): boolean =>
   child?.metadata?.ownerReferences?.some((r) => r.controller && r.uid === object.uid) ?? false;
 
-/** Deletes a child only when this Tenant controls it; returns whether it did. */
-async function deleteOwned(children: ChildClient, object: ObjectIdentity, child: Child): Promise<boolean> {
-  if (!controls(object, await children.read(child))) return false;
-  await children.delete(child);
-  return true;
-}
-
 const labels = (object: ObjectIdentity): Record<string, string> => ({
   [tenantLabel]: object.name,
   'app.kubernetes.io/managed-by': 'homeostat',
@@ -145,12 +133,13 @@ export const tenant = defineReconciler({
     ],
   },
   steps: {
-    async namespace({ object, children }) {
+    // The context's functions are plain properties: destructure them as you like.
+    async namespace({ object, children: { read, apply } }) {
       const name = object.name;
       if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name)) {
         throw terminal(new Error(`Tenant name ${name} is not a valid Namespace name (a DNS label of 63 characters)`));
       }
-      const existing = await children.read<V1Namespace>({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      const existing = await read<V1Namespace>({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
       if (existing?.metadata?.deletionTimestamp) {
         throw new Error(`Namespace ${name} is still being deleted`); // retried with backoff until it is gone
       }
@@ -158,7 +147,7 @@ export const tenant = defineReconciler({
         // Refuse, don't adopt: a Namespace that someone else made stays theirs.
         throw terminal(new Error(`Namespace ${name} already exists and does not belong to this Tenant`));
       }
-      await children.apply<V1Namespace>({
+      await apply<V1Namespace>({
         apiVersion: 'v1',
         kind: 'Namespace',
         metadata: {
@@ -231,23 +220,6 @@ export const tenant = defineReconciler({
         spec: { podSelector: {}, policyTypes: ['Ingress'] },
       });
       return { message: 'ingress denied by default' };
-    },
-  },
-  cleanup: {
-    async 'remove-children'({ object, children }) {
-      const { quota, limits, access, network } = childrenOf(object.name);
-      const deleted = [];
-      for (const child of [quota, limits, access, network]) {
-        if (await deleteOwned(children, object, child)) deleted.push(child.kind);
-      }
-      return { message: deleted.length ? `deleted ${deleted.join(', ')}` : 'nothing of this Tenant left' };
-    },
-
-    async 'remove-namespace'({ object, children }) {
-      const deleted = await deleteOwned(children, object, childrenOf(object.name).namespace);
-      return {
-        message: deleted ? `Namespace ${object.name} deleted` : `Namespace ${object.name} left alone (not ours)`,
-      };
     },
   },
 });
