@@ -30,6 +30,7 @@ export type {
   CrdColumn,
   CrdOptions,
   ObjectIdentity,
+  PreviousStepResult,
   Reconciler,
   ReferencedName,
   ReferenceWatch,
