@@ -39,7 +39,7 @@ export {
   type DiscoveredResource,
   type ResourceMapper,
 } from './discovery';
-export { ownedChildSelector, watchedResourcesFor, type WatchSource } from './operator-resources';
+export { watchedResourcesFor, type WatchSource } from './operator-resources';
 export {
   ReferenceIndex,
   referenceKey,

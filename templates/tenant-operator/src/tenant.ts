@@ -20,8 +20,10 @@ import type {
 import { z } from 'zod';
 import {
   celRule,
+  childLabels,
   definePlan,
   defineReconciler,
+  managedByValue,
   terminal,
   type ChildClient,
   type ObjectIdentity,
@@ -129,7 +131,7 @@ async function deleteOwned(children: ChildClient, object: ObjectIdentity, child:
 
 const labels = (object: ObjectIdentity): Record<string, string> => ({
   [tenantLabel]: object.name,
-  'app.kubernetes.io/managed-by': 'homeostat',
+  [childLabels.managedBy]: managedByValue,
 });
 
 /** The `Tenant` reconciler. */
