@@ -46,7 +46,7 @@ function typeOf(error: unknown): string | undefined {
  * attempt only which object (its workflow ID names it), which activity (a step's is
  * `<plural>.<group>/<step>`), which attempt, and the error's message and type.
  */
-export function shapeLogRecord(message: string, meta: LogMetadata = {}): { meta: LogMetadata; message: string } {
+function shapeLogRecord(message: string, meta: LogMetadata = {}): { meta: LogMetadata; message: string } {
   if (message === activityFailedMessage && 'error' in meta) {
     const failure: LogMetadata = { err: messageOf(meta.error) };
     const type = typeOf(meta.error);
