@@ -13,22 +13,8 @@ import {
   isInvalid,
   isNotFound,
 } from '../core/errors';
+import { childLabels, managedByValue } from '../core/labels';
 import { objectApiFor, placed } from './kubernetes';
-
-/**
- * The labels homeostat puts on every child it creates: who manages it and which object owns it. The
- * bridge watches owned kinds by {@link managedByLabel} only, so it never lists the cluster's other
- * Secrets or ConfigMaps. Labels are forgeable by whoever can write the object: they select what the
- * bridge caches, never what homeostat may change — the controller ownerReference's UID decides that.
- * `informer-bridge/operator-resources.ts` holds the same selector (the bridge may not import this folder).
- */
-export const childLabels = {
-  managedBy: 'app.kubernetes.io/managed-by',
-  ownerUid: 'homeostat.dev/owner-uid',
-} as const;
-
-/** The value of {@link childLabels}`.managedBy` on homeostat's children. */
-export const managedByValue = 'homeostat';
 
 /** The controller ownerReference of `obj`, if any. */
 function controllerOf(obj: k8s.KubernetesObject): k8s.V1OwnerReference | undefined {

@@ -19,8 +19,6 @@ import { statusWriter } from './status-writer';
 import { stepInvoker } from './step-invocation';
 
 export type { ActivityDeps };
-export { homeostatConditionTypes, ownedConditionTypes, ownedStatus, stepConditionTypeOf } from './owned-status';
-export { maxProgressingLength, maxStepOutputsBytes, statusFieldsProblem } from './step-result';
 
 /**
  * Builds the activities for a set of reconcilers. Every error leaves as an `ApplicationFailure` whose

@@ -5,7 +5,7 @@
  */
 import type { ConditionSpec, ObjectStatus, Phase, StatusFields } from '../core/definitions';
 import type { ReconcilerPlan } from '../core/plan';
-import { reservedStatusFields, statusAnnotations } from '../core/status';
+import { homeostatConditionTypes, reservedStatusFields, statusAnnotations, stepConditionType } from '../core/status';
 import { type CustomObject, type StatusLocation } from './kubernetes';
 
 /** The status homeostat wrote into annotations (kinds it does not define), in the shape of `status`. */
@@ -59,22 +59,6 @@ function fieldsOf(status: Record<string, unknown>): { fields?: StatusFields } {
   return Object.keys(fields).length > 0 ? { fields } : {};
 }
 
-/** The condition types homeostat always reports (`desiredStatus` in workflows/object-state.ts). */
-export const homeostatConditionTypes = ['Ready', 'Progressing', 'Degraded'] as const;
-
-/**
- * The condition type of one step, `connection-secret` → `ConnectionSecretReady`: the same rule as
- * `stepConditionType` in workflows/object-state.ts, which this folder may not import (a unit test
- * checks that the two agree).
- */
-export function stepConditionTypeOf(step: string): string {
-  return `${step
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w[0]!.toUpperCase() + w.slice(1))
-    .join('')}Ready`;
-}
-
 /**
  * The condition types homeostat owns on an object of `plan`: `Ready`, `Progressing`, `Degraded`, one
  * `<Step>Ready` per step and cleanup step, and whatever it is writing now. Every other condition
@@ -86,7 +70,7 @@ export function ownedConditionTypes(
 ): Set<string> {
   return new Set<string>([
     ...homeostatConditionTypes,
-    ...[...plan.steps, ...(plan.cleanup ?? [])].map((s) => stepConditionTypeOf(s.name)),
+    ...[...plan.steps, ...(plan.cleanup ?? [])].map((s) => stepConditionType(s.name)),
     ...(writing.conditions ?? []).map((c) => c.type),
   ]);
 }

@@ -9,7 +9,7 @@ import { reservedStatusFields, statusFieldName } from '../core/status';
 import { HomeostatError } from '../core/errors';
 
 /** The largest `outputs` a step may return, as JSON. */
-export const maxStepOutputsBytes = 4096;
+const maxStepOutputsBytes = 4096;
 
 /** A step's result as the workflow gets it: durations in milliseconds, outputs checked for size. */
 export function stepActivityResult(
@@ -51,7 +51,7 @@ export function stepActivityResult(
 }
 
 /** The longest `progressing` message a step may return. */
-export const maxProgressingLength = 1024;
+const maxProgressingLength = 1024;
 
 /**
  * What is wrong with a step's status fields, if anything: each a lowerCamelCase name that is not

@@ -79,8 +79,11 @@ export const reconcileMetricNames = {
   time: 'homeostat_reconcile_time_seconds',
 } as const;
 
-/** The lifecycle phase an object's `status.phase` reports (docs/architecture.md, "Status"). */
-export type Phase = 'Pending' | 'Reconciling' | 'Ready' | 'Degraded' | 'Invalid' | 'Deleting';
+/** The lifecycle phases an object's `status.phase` reports, in the order of the CRD's enum. */
+export const phases = ['Pending', 'Reconciling', 'Ready', 'Degraded', 'Invalid', 'Deleting'] as const;
+
+/** The lifecycle phase an object's `status.phase` reports: `Pending`, `Reconciling`, `Ready`, `Degraded`, `Invalid` or `Deleting`. */
+export type Phase = (typeof phases)[number];
 
 /** A status condition in the Kubernetes `metav1.Condition` shape, without its `lastTransitionTime`
  * (the activity that writes status sets it, so workflow code stays deterministic). */

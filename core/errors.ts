@@ -20,7 +20,7 @@ export const errorCatalog = {
   ERR_K8S_CONFLICT: { type: 'KubernetesConflict', retryable: true },
   /** 404. */
   ERR_K8S_NOT_FOUND: { type: 'KubernetesNotFound', retryable: true },
-  /** 410: a stale resourceVersion. */
+  /** 410: a stale resourceVersion (or an expired continue token: the bridge relists). */
   ERR_K8S_GONE: { type: 'KubernetesGone', retryable: true },
   /** 429: throttled; Retry-After becomes the next retry delay. */
   ERR_K8S_THROTTLED: { type: 'KubernetesThrottled', retryable: true },
@@ -43,10 +43,39 @@ export const errorCatalog = {
    * keys are invalid: a configuration problem, not something a retry fixes.
    */
   ERR_PAYLOAD_CODEC: { type: 'PayloadCodecError', retryable: false },
+  /** The bridge's watch saw no event (not even a bookmark) for its inactivity timeout: it restarts. */
+  ERR_WATCHDOG: { type: 'WatchInactive', retryable: true },
+  /** A request of the bridge's own HTTP client failed (an HTTP status, or the transport). */
+  ERR_KUBE_REQUEST: { type: 'KubernetesRequestFailed', retryable: true },
+  /** API discovery cannot name a kind's resource (the API server does not serve it). */
+  ERR_DISCOVERY: { type: 'DiscoveryFailed', retryable: false },
 } as const satisfies Record<string, { type: string; retryable: boolean }>;
 
 /** A stable error code of {@link errorCatalog}. */
 export type ErrorCode = keyof typeof errorCatalog;
+
+/**
+ * The failure types a step's failure ends the step with for this generation (no more rounds): an
+ * invalid spec, a terminal step error, an unknown kind, a request the API server rejects.
+ */
+export const terminalFailureTypes: readonly string[] = [
+  errorCatalog.ERR_INVALID_SPEC.type,
+  errorCatalog.ERR_STEP_TERMINAL.type,
+  errorCatalog.ERR_UNKNOWN_KIND.type,
+  errorCatalog.ERR_K8S_REJECTED.type,
+];
+
+/** The failure type of an invalid spec (`ERR_INVALID_SPEC`), also the reason of its conditions and Event. */
+export const invalidSpecType = errorCatalog.ERR_INVALID_SPEC.type;
+
+/** The failure type of a terminal step error (`ERR_STEP_TERMINAL`), also the reason of its conditions. */
+export const terminalStepType = errorCatalog.ERR_STEP_TERMINAL.type;
+
+/** The failure type of an ordinary step failure (`ERR_STEP_FAILED`), also the reason of its conditions. */
+export const stepFailedType = errorCatalog.ERR_STEP_FAILED.type;
+
+/** The failure type of `adoptionRefused()`: refused without retries, re-checked later. */
+export const adoptionRefusedType = errorCatalog.ERR_ADOPTION_REFUSED.type;
 
 /** Options of {@link HomeostatError}. */
 export interface HomeostatErrorOptions {

@@ -7,6 +7,7 @@ export type * from './activity-contract';
 export * from './definitions';
 export * from './errors';
 export * from './label-selector';
+export * from './labels';
 export * from './operator';
 export * from './payload-codec';
 export * from './plan';

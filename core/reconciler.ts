@@ -83,9 +83,15 @@ export interface StepContext<Spec> {
 
 /** What a step may return. */
 export interface StepResult {
-  /** Run another pass after this long (a durable timer in the workflow): `'30s'`, `'5 minutes'`. */
+  /**
+   * Run another pass after this long (a durable timer in the workflow): `'30s'`, `'5 minutes'`, or a
+   * number of milliseconds.
+   */
   readonly requeueAfter?: Duration;
-  /** Like {@link requeueAfter}, in milliseconds. */
+  /**
+   * Like {@link requeueAfter}, in milliseconds; read only when `requeueAfter` is not set.
+   * @deprecated Use `requeueAfter` (a number is milliseconds); kept so existing steps still compile.
+   */
   readonly requeueAfterMs?: number;
   /** Values for the steps that depend on this one ({@link StepContext.results}). */
   readonly outputs?: StepOutputs;

@@ -4,6 +4,7 @@
  */
 import type { EventRecord } from './activity-contract';
 import type { ConditionSpec, ObjectStatus, Phase, StatusFields } from './definitions';
+import { adoptionRefusedType, invalidSpecType, stepFailedType, terminalStepType } from './errors';
 
 /**
  * Whether status `a` (as read or last written) already shows `b` (as wanted): the same
@@ -50,6 +51,9 @@ export interface StatusInputs {
   /** The reconciler's own status fields the pass's steps reported. */
   readonly fields?: StatusFields;
 }
+
+/** The condition types homeostat reports on every object it reconciles (beside one per step). */
+export const homeostatConditionTypes = ['Ready', 'Progressing', 'Degraded'] as const;
 
 /** The condition type reporting one step: `connection-secret` → `ConnectionSecretReady`. */
 export function stepConditionType(step: string): string {
@@ -107,13 +111,13 @@ export function desiredStatus(
     }
     case 'Invalid':
       conditions = [
-        c('Ready', 'False', 'InvalidSpec', i.message ?? 'invalid spec'),
-        c('Progressing', 'False', 'InvalidSpec', 'Waiting for the spec to be fixed'),
-        c('Degraded', 'False', 'InvalidSpec', 'No step ran'),
+        c('Ready', 'False', invalidSpecType, i.message ?? 'invalid spec'),
+        c('Progressing', 'False', invalidSpecType, 'Waiting for the spec to be fixed'),
+        c('Degraded', 'False', invalidSpecType, 'No step ran'),
       ];
       break;
     case 'Degraded': {
-      const reason = i.adoptionRefused ? 'AdoptionRefused' : i.terminal ? 'TerminalStepError' : 'StepFailed';
+      const reason = i.adoptionRefused ? adoptionRefusedType : i.terminal ? terminalStepType : stepFailedType;
       const msg = `${i.failedStep ?? 'step'}: ${i.message ?? 'failed'}`;
       conditions = [
         c('Ready', 'False', reason, msg),

@@ -4,93 +4,19 @@
  * them to Temporal while this replica leads; a safety net signals objects whose generation is not yet
  * observed.
  */
-import type * as k8s from '@kubernetes/client-node';
-import type { Client } from '@temporalio/client';
-import type { Logger } from 'pino';
 import type { ObjectRef, ReconcileReason, ReconcileRequest } from '../core/definitions';
-import { objectWorkflowType, searchAttributeKeys, workflowIdFor } from '../core/definitions';
-import type { BackoffOptions } from './backoff';
+import { workflowIdFor } from '../core/definitions';
+import type { BridgeOptions } from './bridge-options';
 import { objectKey } from './cache';
-import { mergeRequests, signalDelivery, startIfAbsent } from './delivery';
+import { mergeRequests, signalDelivery } from './delivery';
 import { LeaderElector } from './leader';
 import { BridgeMetrics } from './metrics';
-import type { WatchSource } from './operator-resources';
 import { isBehind, ownersOf, relevantChange } from './predicates';
 import { CoalescingQueue } from './queue';
 import { referenceKey, ReferenceIndex, type ReferenceMapping, referenceMappings, referencedKeys } from './references';
 import { Reflector, type ReflectorEvent } from './reflector';
-import { type Clock, isPrimary, type KubeObject, type Random, systemClock, type WatchedResource } from './types';
-
-/** Leader election settings of a {@link Bridge}. */
-export interface LeaderElectionOptions {
-  /** Namespace of the Lease. */
-  readonly namespace: string;
-  /** @default 'homeostat-informer-bridge' */
-  readonly name?: string;
-  /** This replica's identity. */
-  readonly identity: string;
-  /** @default 15_000 */
-  readonly leaseDurationMs?: number;
-  /** @default 10_000 */
-  readonly renewDeadlineMs?: number;
-  /** @default 2_000 */
-  readonly retryPeriodMs?: number;
-}
-
-/** Options of {@link Bridge}. */
-export interface BridgeOptions {
-  readonly kc: k8s.KubeConfig;
-  /** The kinds to watch: the reconcilers' kinds, the kinds they own and the kinds they reference. */
-  readonly resources: readonly WatchedResource[];
-  /**
-   * The operator (or its reconcilers' plans and references): required when a resource has
-   * `referrers`, whose changes map to primaries through the reconcilers' `referencedBy` functions.
-   * @default none
-   */
-  readonly operator?: WatchSource;
-  /** Watch only this namespace. @default all namespaces */
-  readonly namespace?: string;
-  /**
-   * Watch only objects matching this label selector (sharding); applies to primary and owned kinds,
-   * not to referenced kinds (a shared Secret carries no shard label; a kind both owned and referenced
-   * is watched whole, and its owners found through ownerReferences as usual). @default all objects
-   */
-  readonly labelSelector?: string;
-  readonly client: Client;
-  readonly taskQueue: string;
-  readonly log: Logger;
-  /** Leader election; `false` to deliver without it (a single replica). */
-  readonly leaderElection: LeaderElectionOptions | false;
-  /** Signals in flight at most. @default 16 */
-  readonly concurrency?: number;
-  /** Period of the safety-net resync. @default 300_000 */
-  readonly resyncIntervalMs?: number;
-  /**
-   * Whether each resync also audits the object workflows ({@link Bridge.auditWorkflows}): starts the
-   * workflow of any cached object that has none running. @default true
-   */
-  readonly auditWorkflows?: boolean;
-  /** Timeout of one signal attempt. @default 10_000 */
-  readonly deliveryTimeoutMs?: number;
-  /** Least time between two signals to one object (bursts merge meanwhile). @default 500 */
-  readonly minSignalIntervalMs?: number;
-  /** Per-object retry backoff while Temporal is unavailable. @default 500 ms doubling to 5 s */
-  readonly retryBackoff?: BackoffOptions;
-  /** List page size. @default 500 */
-  readonly pageSize?: number;
-  /** Server-side watch timeout base (jittered to [t, 2t)). @default 300 */
-  readonly watchTimeoutSeconds?: number;
-  /** Watch inactivity watchdog. @default 300_000 */
-  readonly inactivityTimeoutMs?: number;
-  /** Reflector restart backoff. @default 800 ms doubling to 30 s */
-  readonly watchBackoff?: BackoffOptions;
-  /** @default a new registry */
-  readonly metrics?: BridgeMetrics;
-  /** @default the system clock */
-  readonly clock?: Clock;
-  /** @default Math.random */
-  readonly random?: Random;
-}
+import { type Clock, isPrimary, type KubeObject, systemClock, type WatchedResource } from './types';
+import { auditObjectWorkflows, auditStopWaitMs } from './workflow-audit';
 
 function resourceName(r: WatchedResource): string {
   return r.group ? `${r.plural}.${r.group}` : r.plural;
@@ -111,11 +37,6 @@ interface PrimaryLocation {
   readonly resource: WatchedResource;
   readonly key: string;
 }
-
-/** How long one audit's listing of the running object workflows may take, retries included. */
-const auditListTimeoutMs = 30_000;
-/** How long {@link Bridge.stop} waits for an audit in flight: its listing's deadline, and a margin. */
-const auditStopWaitMs = auditListTimeoutMs + 5_000;
 
 /** Watches the configured resources and delivers reconcile signals to Temporal. */
 export class Bridge {
@@ -313,50 +234,27 @@ export class Bridge {
   }
 
   /**
-   * The other safety net: starts the workflow of every cached primary object that has none running
-   * (terminated, reset away, lost when Temporal was restored from an older backup). One visibility
-   * listing of the running object workflows per audit, and a start only where one is missing: never
-   * a signal, so converged objects cost nothing. Runs with every resync and when the caches first
-   * sync; a workflow started moments ago and not yet visible is left alone (the start is refused).
+   * The other safety net ({@link auditObjectWorkflows}): starts the workflow of every cached primary
+   * object that has none running. Runs with every resync and when the caches first sync.
    * @returns how many workflows were started
    */
   async auditWorkflows(): Promise<number> {
     if (this.auditing) return 0;
     this.auditing = true;
     try {
-      const primaries = this.reflectors.filter((r) => isPrimary(r.resource));
-      // Kinds are the operator's own identifiers; anything else would not be one and is left out.
-      const kinds = [...new Set(primaries.map((r) => r.resource.kind))].filter((k) => /^[A-Za-z][A-Za-z0-9]*$/.test(k));
-      if (kinds.length === 0) return 0;
-      const running = new Set<string>();
-      const query =
-        `WorkflowType = '${objectWorkflowType}' AND ExecutionStatus = 'Running' AND ` +
-        `${searchAttributeKeys.kind.name} IN (${kinds.map((k) => `'${k}'`).join(', ')})`;
-      // The listing has a deadline like every other call of the bridge: without one the client
-      // retries a throttled or failing listing for minutes, and stop() waits for the audit.
-      const listed = await this.opts.client.withDeadline(Date.now() + auditListTimeoutMs, async () => {
-        for await (const wf of this.opts.client.workflow.list({ query })) {
-          if (this.stopping) return false;
-          running.add(wf.workflowId);
-        }
-        return true;
+      return await auditObjectWorkflows({
+        client: this.opts.client,
+        taskQueue: this.opts.taskQueue,
+        deliveryTimeoutMs: this.opts.deliveryTimeoutMs,
+        primaries: this.reflectors
+          .filter((r) => isPrimary(r.resource))
+          .map(({ resource, reflector }) => ({ resource, objects: () => reflector.cache.values() })),
+        requestOf: (resource, obj) => this.stateOf(resource, obj, 'resync'),
+        pending: (workflowId) => this.queue.isDirty(workflowId),
+        stopping: () => this.stopping,
+        leading: () => this.leading,
+        log: this.opts.log,
       });
-      if (!listed) return 0;
-      let started = 0;
-      for (const { resource, reflector } of primaries) {
-        for (const obj of reflector.cache.values()) {
-          const request = this.stateOf(resource, obj, 'resync');
-          const key = workflowIdFor(request.ref);
-          // Running, or a request on its way (which starts it): nothing to do.
-          if (running.has(key) || this.queue.isDirty(key)) continue;
-          if (this.stopping || !this.leading) return started;
-          if (await startIfAbsent(this.opts.client, this.opts.taskQueue, request, this.opts.deliveryTimeoutMs)) {
-            started++;
-          }
-        }
-      }
-      if (started) this.opts.log.info({ started }, 'audit: workflows started for objects that had none');
-      return started;
     } finally {
       this.auditing = false;
     }

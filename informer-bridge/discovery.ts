@@ -7,6 +7,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { kubeRequest } from './kube-http';
 import { parseApiVersion } from './predicates';
+import type { ErrorCode } from '../core/errors';
 
 /** A resource as the API server serves it. */
 export interface DiscoveredResource {
@@ -24,7 +25,7 @@ export interface DiscoveredResource {
 /** Thrown when discovery cannot name a kind's resource. */
 export class DiscoveryError extends Error {
   override readonly name = 'DiscoveryError';
-  readonly code = 'ERR_DISCOVERY';
+  readonly code: ErrorCode = 'ERR_DISCOVERY';
 }
 
 interface ApiResourceList {

@@ -12,7 +12,8 @@
  * on a Lease; only the leader delivers. Run it with `main.ts`; embed it with {@link Bridge}.
  */
 export { Backoff, type BackoffOptions } from './backoff';
-export { Bridge, type BridgeOptions, type LeaderElectionOptions } from './bridge';
+export { Bridge } from './bridge';
+export type { BridgeOptions, LeaderElectionOptions } from './bridge-options';
 export { ObjectCache, trimObject, objectKey, estimateBytes, lastAppliedAnnotation } from './cache';
 export {
   bridgeEnvSchema,
@@ -38,7 +39,7 @@ export {
   type DiscoveredResource,
   type ResourceMapper,
 } from './discovery';
-export { ownedChildSelector, watchedResourcesFor, type WatchSource } from './operator-resources';
+export { watchedResourcesFor, type WatchSource } from './operator-resources';
 export {
   ReferenceIndex,
   referenceKey,

@@ -6,6 +6,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
+import type { ErrorCode } from '../core/errors';
 
 /** A response: the HTTP status and the parsed JSON body (undefined when not JSON). */
 export interface KubeResponse<T = unknown> {
@@ -15,7 +16,7 @@ export interface KubeResponse<T = unknown> {
 
 /** An error with the HTTP status (when the server answered) or a transport error. */
 export class KubeRequestError extends Error {
-  readonly code = 'ERR_KUBE_REQUEST';
+  readonly code: ErrorCode = 'ERR_KUBE_REQUEST';
   constructor(
     message: string,
     readonly status: number | undefined,

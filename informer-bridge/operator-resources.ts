@@ -8,6 +8,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { driftCheckAnnotation } from '../core/plan';
+import { ownedChildSelector } from '../core/labels';
 import type { Reconciler } from '../core/reconciler';
 import { ApiDiscovery, type DiscoveredResource, DiscoveryError, type ResourceMapper } from './discovery';
 import type { OwnerKind, WatchedResource } from './types';
@@ -19,14 +20,6 @@ import type { OwnerKind, WatchedResource } from './types';
 export interface WatchSource {
   readonly reconcilers: readonly Pick<Reconciler<any>, 'plan' | 'labelSelector' | 'references'>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
-
-/**
- * The label selector owned children are watched by: the label homeostat's worker puts on every child
- * it creates (`childLabels` in activities/kubernetes.ts; this folder may not import that one, a unit
- * test checks that they agree). A label is forgeable, so it only narrows what the bridge caches; which
- * owner a change signals still comes from the child's ownerReferences.
- */
-export const ownedChildSelector = 'app.kubernetes.io/managed-by=homeostat';
 
 const apiVersionOf = (group: string, version: string): string => (group ? `${group}/${version}` : version);
 
@@ -49,7 +42,7 @@ function addKind(list: OwnerKind[], kind: OwnerKind): void {
 /**
  * The resources to watch for an operator, resolved through `discovery` (an {@link ApiDiscovery} of the
  * cluster, or the cluster's kubeconfig). Owned kinds shared by several reconcilers are watched once,
- * with every owner kind listed, as metadata only and by {@link ownedChildSelector}; a kind referenced
+ * with every owner kind listed, as metadata only and by `ownedChildSelector` (core/labels.ts); a kind referenced
  * (whether owned too or not) is watched once, unfiltered, as metadata only. The bridge holds no Secret
  * data and nothing of objects homeostat neither created nor references.
  * @throws DiscoveryError naming every kind the API server does not serve, or a primary whose plan's

@@ -14,6 +14,7 @@ import { Backoff, type BackoffOptions } from './backoff';
 import { ObjectCache, objectKey, trimObject } from './cache';
 import { collectionPath, kubeRequest, kubeWatch } from './kube-http';
 import { type Clock, type KubeObject, type Random, sleepOn, systemClock, type WatchedResource } from './types';
+import type { ErrorCode } from '../core/errors';
 
 /** What a reflector reports. `replay` marks objects of the first list (the cache being filled). */
 export interface ReflectorEvent {
@@ -85,7 +86,7 @@ type WatchOutcome = { kind: 'ended'; events: number } | { kind: 'gone' } | { kin
 
 /** An error that means "the resourceVersion is too old: relist". */
 class GoneError extends Error {
-  readonly code = 'ERR_GONE';
+  readonly code: ErrorCode = 'ERR_K8S_GONE';
 }
 
 /** Lists and watches one resource into its {@link ObjectCache} until stopped. */
@@ -169,7 +170,7 @@ export class Reflector {
       }
       const err = outcome.kind === 'error' ? outcome.err : new Error('watch closed immediately');
       const delay = this.backoff.next();
-      const reason = (err as { code?: string }).code === 'ERR_WATCHDOG' ? 'watchdog' : 'error';
+      const reason = (err as { code?: string }).code === ('ERR_WATCHDOG' satisfies ErrorCode) ? 'watchdog' : 'error';
       this.opts.handler.onWatchRestart?.(reason, delay, err);
       this.opts.log.warn({ err, delayMs: delay, reason }, 'watch failed; restarting');
       await sleepOn(this.clock, delay, this.stopController.signal);
@@ -255,7 +256,9 @@ export class Reflector {
       const armWatchdog = (): void => {
         cancelWatchdog();
         cancelWatchdog = this.clock.setTimeout(() => {
-          const err = Object.assign(new Error(`no watch event for ${inactivityMs} ms`), { code: 'ERR_WATCHDOG' });
+          const err = Object.assign(new Error(`no watch event for ${inactivityMs} ms`), {
+            code: 'ERR_WATCHDOG' satisfies ErrorCode,
+          });
           finish({ kind: 'error', err });
         }, inactivityMs);
       };

@@ -25,6 +25,7 @@ export {
   type HomeostatErrorOptions,
 } from '../core/errors';
 export { OperatorError, type Operator } from '../core/operator';
+export { childLabels, managedByValue } from '../core/labels';
 export type {
   ChildClient,
   CrdColumn,

@@ -22,12 +22,40 @@ import {
   installRuntime,
   packagedWorkflowBundle,
 } from '../workers/create-worker';
-import { conditionsOf, describeStatus, waitFor, type WaitOptions, type WithStatus } from './wait';
+import { conditionsOf, describeStatus, observedGenerationOf, waitFor, type WaitOptions, type WithStatus } from './wait';
+import { Teardown } from './teardown';
 
 /** Names an object: its apiVersion, kind, name and (for a namespaced kind) namespace. A whole object will do. */
 export type ObjectReference = Pick<k8s.KubernetesObject, 'apiVersion' | 'kind'> & {
   readonly metadata: { readonly name: string; readonly namespace?: string };
 };
+
+/**
+ * An object as the API server stored it: the input's fields with the metadata the server sets — its
+ * `uid`, its `resourceVersion` and (for kinds with a spec, such as custom resources) the `generation`
+ * that {@link TestEnvironment.waitForCondition} waits for homeostat to observe.
+ */
+export type StoredObject<T extends k8s.KubernetesObject> = T & {
+  metadata: NonNullable<T['metadata']> & {
+    readonly name: string;
+    readonly uid: string;
+    readonly resourceVersion: string;
+    readonly generation?: number;
+  };
+};
+
+/** Options of {@link TestEnvironment.waitForCondition}. */
+export interface WaitForConditionOptions {
+  /** Give up after this long, failing with the last status seen. @default 60_000 */
+  readonly timeoutMs?: number;
+  /**
+   * Wait until homeostat has observed at least this generation (`status.observedGeneration`, or its
+   * annotation on kinds homeostat does not define) as well: a condition from an older generation is
+   * stale. `false` takes the condition whatever generation it describes.
+   * @default the generation the environment's last {@link TestEnvironment.apply} of the object returned; none when it did not apply it
+   */
+  readonly atGeneration?: number | false;
+}
 
 /** Options of {@link startTestEnvironment}. */
 export interface TestEnvironmentOptions {
@@ -92,10 +120,12 @@ export interface TestEnvironment {
    * Server-side applies an object (field manager `homeostat-testing`, forced) and returns it as stored.
    * Objects of the kinds `@kubernetes/client-node` models are written through its models, as a step's
    * `children.apply` is: use their field names (`V1LimitRange`'s `_default`), or load YAML with the
-   * client's `loadYaml`, which renames them.
+   * client's `loadYaml`, which renames them. The returned object carries the server's `uid`,
+   * `resourceVersion` and `generation`; the generation is remembered, so a later
+   * {@link waitForCondition} on the object waits for homeostat to observe it.
    */
-  apply<T extends k8s.KubernetesObject>(object: T): Promise<T>;
-  /** Reads an object; `undefined` when it does not exist. */
+  apply<T extends k8s.KubernetesObject>(object: T): Promise<StoredObject<T>>;
+  /** Reads an object; `undefined` when it does not exist. Its status is typed as homeostat writes it ({@link WithStatus}). */
   get<T extends k8s.KubernetesObject = WithStatus>(ref: ObjectReference): Promise<T | undefined>;
   /** Deletes an object (background propagation); a missing object is success. */
   delete(ref: ObjectReference): Promise<void>;
@@ -106,17 +136,29 @@ export interface TestEnvironment {
   ): Promise<Exclude<T, false | 0 | '' | null | undefined>>;
   /**
    * Waits until the object has condition `type` with `status` (in `status.conditions`, or homeostat's
-   * conditions annotation on kinds it does not define) and returns the object. Fails on timeout with
-   * the last status seen.
+   * conditions annotation on kinds it does not define) for a generation homeostat has observed, and
+   * returns the object. After `env.apply` changed the spec, the object's `Ready` still describes the
+   * old generation until a pass ends: by default the wait also needs `observedGeneration` to reach
+   * the generation that apply returned ({@link WaitForConditionOptions.atGeneration}), so it never
+   * returns that stale `Ready`. Fails on timeout with the last status seen.
    * @param type @default 'Ready'
    * @param status @default 'True'
-   * @param timeoutMs @default 60_000
+   * @param options the timeout in milliseconds, or {@link WaitForConditionOptions} @default 60_000
    */
   waitForCondition<T extends WithStatus = WithStatus>(
     ref: ObjectReference,
     type?: string,
     status?: string,
-    timeoutMs?: number,
+    options?: number | WaitForConditionOptions,
+  ): Promise<T>;
+  /**
+   * Waits until the object is `Ready=True` at `generation` or later (homeostat has observed it):
+   * `waitForCondition(ref, 'Ready', 'True', { atGeneration: generation, timeoutMs })`.
+   * @example `await env.waitForReady(await env.apply(changed))` — Ready for the spec just applied
+   */
+  waitForReady<T extends WithStatus = WithStatus>(
+    ref: ObjectReference,
+    options?: { readonly generation?: number; readonly timeoutMs?: number },
   ): Promise<T>;
   /** Waits until the object no longer exists; fails on timeout with what is still there (finalizers). */
   waitForDeletion(ref: ObjectReference, timeoutMs?: number): Promise<void>;
@@ -136,34 +178,11 @@ export interface TestEnvironment {
 const describeRef = (ref: ObjectReference): string =>
   `${ref.kind ?? '?'} ${ref.metadata.namespace ? `${ref.metadata.namespace}/` : ''}${ref.metadata.name}`;
 
+const keyOf = (ref: ObjectReference): string =>
+  `${ref.apiVersion ?? ''}/${ref.kind ?? ''}/${ref.metadata.namespace ?? ''}/${ref.metadata.name}`;
+
 function isNotFound(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 404;
-}
-
-/** Stops things in reverse order of starting; every one is stopped even when another fails. */
-class Teardown {
-  private readonly steps: { what: string; run: () => Promise<unknown> }[] = [];
-  private done: Promise<void> | undefined;
-
-  add(what: string, run: () => Promise<unknown>): void {
-    this.steps.push({ what, run });
-  }
-
-  run(): Promise<void> {
-    this.done ??= (async () => {
-      const errors: Error[] = [];
-      for (const step of [...this.steps].reverse()) {
-        try {
-          await step.run();
-        } catch (err) {
-          errors.push(new Error(`stopping ${step.what}: ${err instanceof Error ? err.message : String(err)}`));
-        }
-      }
-      if (errors.length === 1) throw errors[0]!;
-      if (errors.length > 1) throw new AggregateError(errors, errors.map((e) => e.message).join('; '));
-    })();
-    return this.done;
-  }
 }
 
 const suffix = (): string => randomBytes(4).toString('hex');
@@ -279,6 +298,8 @@ export async function startTestEnvironment(options: TestEnvironmentOptions): Pro
         throw err;
       }
     };
+    // The generation each object's last apply returned, by apiVersion, kind, namespace and name.
+    const appliedGenerations = new Map<string, { uid: string; generation: number }>();
     const environment: TestEnvironment = {
       operator,
       endpoints,
@@ -288,11 +309,21 @@ export async function startTestEnvironment(options: TestEnvironmentOptions): Pro
       temporal,
       taskQueue,
       log,
-      async apply<T extends k8s.KubernetesObject>(object: T): Promise<T> {
+      async apply<T extends k8s.KubernetesObject>(object: T): Promise<StoredObject<T>> {
         const body = JSON.parse(JSON.stringify(object)) as T;
         delete body.metadata?.resourceVersion;
         delete body.metadata?.managedFields;
-        return objects.patch(body, undefined, undefined, 'homeostat-testing', true, k8s.PatchStrategy.ServerSideApply);
+        const stored = (await objects.patch(
+          body,
+          undefined,
+          undefined,
+          'homeostat-testing',
+          true,
+          k8s.PatchStrategy.ServerSideApply,
+        )) as StoredObject<T>;
+        const generation = stored.metadata.generation;
+        if (generation !== undefined) appliedGenerations.set(keyOf(stored), { uid: stored.metadata.uid, generation });
+        return stored;
       },
       get,
       async delete(ref) {
@@ -307,19 +338,42 @@ export async function startTestEnvironment(options: TestEnvironmentOptions): Pro
         ref: ObjectReference,
         type = 'Ready',
         status = 'True',
-        timeoutMs = 60_000,
+        options: number | WaitForConditionOptions = {},
       ): Promise<T> {
+        const { timeoutMs = 60_000, atGeneration } = typeof options === 'number' ? { timeoutMs: options } : options;
         let last: WithStatus | undefined;
+        // The generation to observe: the one asked for, else the one this environment last applied to
+        // the object (while it is the same object: a new UID is a new object).
+        const applied = appliedGenerations.get(keyOf(ref));
+        const generationOf = (obj: WithStatus | undefined): number | undefined =>
+          atGeneration === false
+            ? undefined
+            : (atGeneration ?? (applied && applied.uid === obj?.metadata?.uid ? applied.generation : undefined));
         return waitFor(
           async () => {
             last = await get<WithStatus>(ref);
+            const generation = generationOf(last);
+            if (generation !== undefined && (observedGenerationOf(last) ?? 0) < generation) return undefined;
             return conditionsOf(last).some((c) => c.type === type && c.status === status) ? (last as T) : undefined;
           },
           {
             timeoutMs,
-            what: () => `${describeRef(ref)} to have ${type}=${status}; last seen: ${describeStatus(last)}`,
+            what: () => {
+              const generation = generationOf(last);
+              const at = generation !== undefined ? ` at generation ${generation}` : '';
+              return `${describeRef(ref)} to have ${type}=${status}${at}; last seen: ${describeStatus(last)}`;
+            },
           },
         );
+      },
+      waitForReady<T extends WithStatus = WithStatus>(
+        ref: ObjectReference,
+        options: { readonly generation?: number; readonly timeoutMs?: number } = {},
+      ): Promise<T> {
+        return environment.waitForCondition<T>(ref, 'Ready', 'True', {
+          ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+          ...(options.generation !== undefined ? { atGeneration: options.generation } : {}),
+        });
       },
       async waitForDeletion(ref, timeoutMs = 60_000) {
         let last: k8s.KubernetesObject | undefined;

@@ -17,13 +17,16 @@
 export {
   startTestEnvironment,
   type ObjectReference,
+  type StoredObject,
   type TestApi,
+  type WaitForConditionOptions,
   type TestEnvironment,
   type TestEnvironmentOptions,
 } from './environment';
 export {
   conditionsOf,
   describeStatus,
+  observedGenerationOf,
   phaseOf,
   waitFor,
   type Condition,

@@ -73,7 +73,12 @@ export interface Condition {
 
 /** The parts of an object that carry homeostat's status. */
 export type WithStatus = KubernetesObject & {
-  readonly status?: { readonly phase?: string; readonly conditions?: readonly Condition[] };
+  readonly status?: {
+    /** The generation the status describes: the last one a pass finished with. */
+    readonly observedGeneration?: number;
+    readonly phase?: string;
+    readonly conditions?: readonly Condition[];
+  };
 };
 
 /**
@@ -99,11 +104,28 @@ export function phaseOf(object: WithStatus | undefined): string | undefined {
   return object?.status?.phase ?? object?.metadata?.annotations?.[statusAnnotations.phase];
 }
 
+/**
+ * The generation an object's homeostat status describes: `status.observedGeneration`, else the
+ * `homeostat.dev/observed-generation` annotation.
+ */
+export function observedGenerationOf(object: WithStatus | undefined): number | undefined {
+  const observed = object?.status?.observedGeneration;
+  if (typeof observed === 'number') return observed;
+  const annotated = Number(object?.metadata?.annotations?.[statusAnnotations.observedGeneration] ?? Number.NaN);
+  return Number.isInteger(annotated) ? annotated : undefined;
+}
+
 /** A one-line summary of an object's homeostat status, for failure messages. */
 export function describeStatus(object: WithStatus | undefined): string {
   if (!object) return 'the object does not exist';
   const conditions = conditionsOf(object)
     .map((c) => `${c.type}=${c.status}${c.reason ? ` ${c.reason}` : ''}${c.message ? `: ${c.message}` : ''}`)
     .join('; ');
-  return `phase ${phaseOf(object) ?? '(none)'}, conditions [${conditions}]`;
+  const observed = observedGenerationOf(object);
+  const generation = object.metadata?.generation;
+  const generations =
+    observed !== undefined || generation !== undefined
+      ? `, observedGeneration ${observed ?? '(none)'} of generation ${generation ?? '(none)'}`
+      : '';
+  return `phase ${phaseOf(object) ?? '(none)'}, conditions [${conditions}]${generations}`;
 }

@@ -26,6 +26,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities, InvalidSpecDetails, Observation, StepActivityResult } from '../core/activity-contract';
 import { defaultStepHeartbeatTimeout, durationMs, findPlan, type PlanRegistry } from '../core/plan';
+import { adoptionRefusedType, invalidSpecType, stepFailedType, terminalStepType } from '../core/errors';
 import {
   reconcileMetricNames,
   reconcileNowUpdate,
@@ -40,7 +41,7 @@ import { ObjectEntity } from './object-entity';
 import { desiredStatus, sameRef, succeededPassStatus } from './object-state';
 import { PassTimer } from './pass-timer';
 import { StatusWriter } from './status-writer';
-import { StepRunner, adoptionRefusedType, appFailure } from './step-runner';
+import { StepRunner, appFailure } from './step-runner';
 
 /** The per-object workflow function. */
 export type ObjectWorkflow = (input: ObjectWorkflowInput) => Promise<PassOutcome | undefined>;
@@ -220,7 +221,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           : await coreActivities(localActivities, `observe ${ref.kind} ${where}`).observeObject({ ref });
       } catch (err) {
         const failure = appFailure(err);
-        if (failure.type !== 'InvalidSpec') {
+        if (failure.type !== invalidSpecType) {
           entity.lastError = `observe: ${failure.message ?? String(err)}`;
           return entity.outcome('degraded', entity.currentGeneration ?? 0);
         }
@@ -236,7 +237,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         await status.writeIfChanged(
           snapshot.uid,
           desiredStatus({ phase: 'Invalid', generation: snapshot.generation, message: entity.lastError }),
-          { type: 'Warning', reason: 'InvalidSpec', note: entity.lastError },
+          { type: 'Warning', reason: invalidSpecType, note: entity.lastError },
         );
         entity.observedGeneration = snapshot.generation;
         return entity.outcome('invalid', snapshot.generation);
@@ -338,7 +339,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           }),
           {
             type: 'Warning',
-            reason: result.failed.terminal ? 'TerminalStepError' : 'StepFailed',
+            reason: result.failed.terminal ? terminalStepType : stepFailedType,
             note: result.failed.message,
           },
         );

@@ -10,15 +10,10 @@ import type { LeadingStepOutcome, ObservedObject, StepActivityResult, StepInput 
 import type { StatusFields, StepState } from '../core/definitions';
 import { defaultStepTimeout, runnableSteps, stepActivityType, type ReconcilerPlan, type StepPlan } from '../core/plan';
 import type { StepOutputs } from '../core/reconciler';
+import { adoptionRefusedType, terminalFailureTypes as terminalTypes } from '../core/errors';
 import type { ObjectEntity } from './object-entity';
 import { backoffMs, desiredStatus } from './object-state';
 import type { StatusWriter } from './status-writer';
-
-/** Failure types that end a step for this generation (no more rounds). */
-export const terminalTypes = ['InvalidSpec', 'TerminalStepError', 'UnknownKind', 'KubernetesRejected'];
-
-/** The failure type of `adoptionRefused()`: refused without retries, re-checked later. */
-export const adoptionRefusedType = 'AdoptionRefused';
 
 /** Failure fields the workflow reads, by property (not instanceof). */
 export interface FailureLike {

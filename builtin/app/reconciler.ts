@@ -9,8 +9,10 @@
 import { createHash } from 'node:crypto';
 import type { V1ConfigMap, V1Deployment, V1EnvVar, V1Service } from '@kubernetes/client-node';
 import {
+  childLabels,
   defineReconciler,
   HomeostatError,
+  managedByValue,
   terminal,
   type CrdOptions,
   type ReferenceWatch,
@@ -24,7 +26,7 @@ type Ctx = StepContext<AppSpec>;
 const labels = (ctx: Ctx): Record<string, string> => ({
   'app.kubernetes.io/name': ctx.object.name,
   'app.kubernetes.io/instance': ctx.object.name,
-  'app.kubernetes.io/managed-by': 'homeostat',
+  [childLabels.managedBy]: managedByValue,
 });
 
 const selector = (ctx: Ctx): Record<string, string> => ({

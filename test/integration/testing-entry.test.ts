@@ -12,6 +12,9 @@ import { startTestEnvironment, type TestEnvironment, waitFor } from '../../testi
 import { randomSuffix } from '../support/harness';
 
 const group = `gadgets-${randomSuffix(3)}.example.com`;
+/** A Gadget of 7 parts is held in its step until the test releases it: its pass cannot end before. */
+let releaseHeld: () => void = () => {};
+const held = new Promise<void>((resolve) => (releaseHeld = resolve));
 const gadgets = defineOperator({
   name: 'gadgets',
   reconcilers: [
@@ -28,6 +31,7 @@ const gadgets = defineOperator({
       steps: {
         assemble: async ({ spec }) => {
           if (spec.parts === 0) throw terminal(new Error('a gadget of no parts cannot be assembled'));
+          if (spec.parts === 7) await held;
           return { message: `${spec.parts} parts` };
         },
       },
@@ -48,6 +52,7 @@ describe('homeostat/testing on the run’s stack (HOMEOSTAT_TEST_STACK: attached
     env = await startTestEnvironment({ operator: gadgets, logLevel: 'error' });
   });
   afterAll(async () => {
+    releaseHeld();
     await env?.stop();
     await env?.stop(); // a second stop is harmless
   });
@@ -57,13 +62,37 @@ describe('homeostat/testing on the run’s stack (HOMEOSTAT_TEST_STACK: attached
     expect(ready.status?.phase).toBe('Ready');
   });
 
+  it('given a spec change, waitForCondition waits for Ready at the generation the apply returned and never returns the stale Ready', async () => {
+    const name = `changed-${randomSuffix()}`;
+    const first = await env!.apply(gadget(name, 3));
+    expect(first.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(first.metadata.resourceVersion).not.toBe('');
+    expect(first.metadata.generation).toBe(1);
+    expect((await env!.waitForReady(first)).status?.observedGeneration).toBe(1);
+
+    const second = await env!.apply(gadget(name, 7)); // its step is held: the pass of generation 2 cannot end
+    expect(second.metadata).toMatchObject({ uid: first.metadata.uid, generation: 2 });
+    const stale = await env!.get(second);
+    expect(stale?.status).toMatchObject({ observedGeneration: 1, phase: 'Ready' });
+    await expect(env!.waitForCondition(second, 'Ready', 'True', 1_500)).rejects.toThrow(
+      /to have Ready=True at generation 2; last seen: phase Ready, conditions \[.*\], observedGeneration 1 of generation 2/,
+    );
+    await expect(env!.waitForReady(second, { generation: 2, timeoutMs: 500 })).rejects.toThrow(/at generation 2/);
+    const any = await env!.waitForCondition(second, 'Ready', 'True', { atGeneration: false, timeoutMs: 5_000 });
+    expect(any.status?.observedGeneration).toBe(1);
+
+    releaseHeld();
+    const fresh = await env!.waitForCondition(second);
+    expect(fresh.status).toMatchObject({ observedGeneration: 2, phase: 'Ready' });
+  });
+
   it('given a Gadget that never becomes Ready, waitForCondition fails naming it, the condition and the last status seen', async () => {
     const name = `broken-${randomSuffix()}`;
     const broken = await env!.apply(gadget(name, 0));
     await env!.waitFor(async () => (await env!.get(broken))?.status?.phase === 'Degraded');
     await expect(env!.waitForCondition(broken, 'Ready', 'True', 1_000)).rejects.toThrow(
       new RegExp(
-        `timed out after 1000 ms waiting for Gadget default/${name} to have Ready=True; last seen: phase Degraded, ` +
+        `timed out after 1000 ms waiting for Gadget default/${name} to have Ready=True at generation 1; last seen: phase Degraded, ` +
           'conditions \\[.*Ready=False.*a gadget of no parts cannot be assembled',
       ),
     );

@@ -3,7 +3,7 @@
  * status` judges it, and the status fields a step may report, checked before they reach history.
  */
 import type { V1Deployment } from '@kubernetes/client-node';
-import { statusFieldsProblem } from '../../activities/create-activities';
+import { statusFieldsProblem } from '../../activities/step-result';
 import { rolloutOf } from '../../builtin/app/reconciler';
 import { builtinOperator } from '../../builtin';
 import { customResourceDefinition } from '../../reconcilers';

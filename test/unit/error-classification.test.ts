@@ -37,6 +37,9 @@ describe('error classification', () => {
       ERR_NETWORK: ['NetworkError', true],
       ERR_ADOPTION_REFUSED: ['AdoptionRefused', false],
       ERR_PAYLOAD_CODEC: ['PayloadCodecError', false],
+      ERR_WATCHDOG: ['WatchInactive', true],
+      ERR_KUBE_REQUEST: ['KubernetesRequestFailed', true],
+      ERR_DISCOVERY: ['DiscoveryFailed', false],
     };
     for (const [code, [type, retryable]] of Object.entries(table)) {
       const f = toApplicationFailure(new HomeostatError(code as ErrorCode, 'm'));

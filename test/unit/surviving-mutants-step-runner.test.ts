@@ -14,7 +14,8 @@ import type { ObjectRef, ReconcileRequest, StepState } from '../../core/definiti
 import { definePlan, type ReconcilerPlan, type StepPlan } from '../../core/plan';
 import { ObjectEntity } from '../../workflows/object-entity';
 import { StatusWriter } from '../../workflows/status-writer';
-import { StepRunner, appFailure, terminalTypes, type StepRunnerEffects } from '../../workflows/step-runner';
+import { StepRunner, appFailure, type StepRunnerEffects } from '../../workflows/step-runner';
+import { terminalFailureTypes as terminalTypes } from '../../core/errors';
 
 const ref: ObjectRef = { group: 'test.homeostat.dev', version: 'v1', kind: 'Gadget', namespace: 'ns', name: 'g' };
 const request = (over: Partial<ReconcileRequest> = {}): ReconcileRequest => ({

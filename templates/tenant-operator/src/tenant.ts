@@ -18,7 +18,15 @@ import type {
   V1RoleBinding,
 } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { celRule, definePlan, defineReconciler, terminal, type ObjectIdentity } from '../../../reconcilers';
+import {
+  celRule,
+  childLabels,
+  definePlan,
+  defineReconciler,
+  managedByValue,
+  terminal,
+  type ObjectIdentity,
+} from '../../../reconcilers';
 
 /** A Kubernetes quantity such as `500m`, `2` or `4Gi`. */
 const quantity = z
@@ -117,7 +125,7 @@ const controls = (object: ObjectIdentity, child: KubernetesObject | undefined): 
 
 const labels = (object: ObjectIdentity): Record<string, string> => ({
   [tenantLabel]: object.name,
-  'app.kubernetes.io/managed-by': 'homeostat',
+  [childLabels.managedBy]: managedByValue,
 });
 
 /** The `Tenant` reconciler. */

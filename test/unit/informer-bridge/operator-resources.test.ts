@@ -2,12 +2,12 @@ import { builtinOperator } from '../../../builtin';
 import {
   type DiscoveredResource,
   DiscoveryError,
-  ownedChildSelector,
   type ResourceMapper,
   watchedResourcesFor,
 } from '../../../informer-bridge';
 import { relevantChange } from '../../../informer-bridge/predicates';
 import { driftCheckAnnotation } from '../../../core/plan';
+import { ownedChildSelector } from '../../../core/labels';
 
 /** What a cluster serves, as its discovery documents say (the real API server is asked in test/integration/discovery.test.ts). */
 function served(resources: DiscoveredResource[]): ResourceMapper {

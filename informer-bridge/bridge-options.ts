@@ -1,0 +1,79 @@
+/** The options of the informer bridge (`Bridge`) and of its leader election. */
+import type * as k8s from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { BackoffOptions } from './backoff';
+import type { BridgeMetrics } from './metrics';
+import type { WatchSource } from './operator-resources';
+import type { Clock, Random, WatchedResource } from './types';
+
+/** Leader election settings of a `Bridge`. */
+export interface LeaderElectionOptions {
+  /** Namespace of the Lease. */
+  readonly namespace: string;
+  /** @default 'homeostat-informer-bridge' */
+  readonly name?: string;
+  /** This replica's identity. */
+  readonly identity: string;
+  /** @default 15_000 */
+  readonly leaseDurationMs?: number;
+  /** @default 10_000 */
+  readonly renewDeadlineMs?: number;
+  /** @default 2_000 */
+  readonly retryPeriodMs?: number;
+}
+
+/** Options of `Bridge`. */
+export interface BridgeOptions {
+  readonly kc: k8s.KubeConfig;
+  /** The kinds to watch: the reconcilers' kinds, the kinds they own and the kinds they reference. */
+  readonly resources: readonly WatchedResource[];
+  /**
+   * The operator (or its reconcilers' plans and references): required when a resource has
+   * `referrers`, whose changes map to primaries through the reconcilers' `referencedBy` functions.
+   * @default none
+   */
+  readonly operator?: WatchSource;
+  /** Watch only this namespace. @default all namespaces */
+  readonly namespace?: string;
+  /**
+   * Watch only objects matching this label selector (sharding); applies to primary and owned kinds,
+   * not to referenced kinds (a shared Secret carries no shard label; a kind both owned and referenced
+   * is watched whole, and its owners found through ownerReferences as usual). @default all objects
+   */
+  readonly labelSelector?: string;
+  readonly client: Client;
+  readonly taskQueue: string;
+  readonly log: Logger;
+  /** Leader election; `false` to deliver without it (a single replica). */
+  readonly leaderElection: LeaderElectionOptions | false;
+  /** Signals in flight at most. @default 16 */
+  readonly concurrency?: number;
+  /** Period of the safety-net resync. @default 300_000 */
+  readonly resyncIntervalMs?: number;
+  /**
+   * Whether each resync also audits the object workflows (`Bridge.auditWorkflows`): starts the
+   * workflow of any cached object that has none running. @default true
+   */
+  readonly auditWorkflows?: boolean;
+  /** Timeout of one signal attempt. @default 10_000 */
+  readonly deliveryTimeoutMs?: number;
+  /** Least time between two signals to one object (bursts merge meanwhile). @default 500 */
+  readonly minSignalIntervalMs?: number;
+  /** Per-object retry backoff while Temporal is unavailable. @default 500 ms doubling to 5 s */
+  readonly retryBackoff?: BackoffOptions;
+  /** List page size. @default 500 */
+  readonly pageSize?: number;
+  /** Server-side watch timeout base (jittered to [t, 2t)). @default 300 */
+  readonly watchTimeoutSeconds?: number;
+  /** Watch inactivity watchdog. @default 300_000 */
+  readonly inactivityTimeoutMs?: number;
+  /** Reflector restart backoff. @default 800 ms doubling to 30 s */
+  readonly watchBackoff?: BackoffOptions;
+  /** @default a new registry */
+  readonly metrics?: BridgeMetrics;
+  /** @default the system clock */
+  readonly clock?: Clock;
+  /** @default Math.random */
+  readonly random?: Random;
+}
