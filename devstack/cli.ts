@@ -5,15 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { ensureBinaries } from './binaries';
-import {
-  cleanupStaleStacks,
-  clusterByDefault,
-  endpointsOf,
-  envLines,
-  stackStatus,
-  startStack,
-  stopStack,
-} from './stack';
+import { cleanupStaleStacks, clusterByDefault, stackStatus, startStack, stopStack } from './stack';
+import { endpointsOf, envLines } from './stack-state';
 
 const usage = `usage: npm run devstack -- <up|down|status|env|build> [--name NAME] [--keep] [--no-cluster]
   up      build what is missing, start the stack, print its endpoints (the whole cluster: controllers,

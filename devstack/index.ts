@@ -5,13 +5,10 @@
  * data in a per-stack folder. Used by `npm run devstack`, the jest global setup and the demo.
  */
 export { ensureBinaries, ensureBinary, goServers, binaryPath, type GoServer, type Progress } from './binaries';
-export { searchAttributes, temporalNamespace, type StackPorts } from './components';
+export { searchAttributes, temporalNamespace } from './components/temporal';
+export type { StackPorts } from './components/context';
+export { Stack, startStack, stopStack, stackStatus, cleanupStaleStacks, type StartStackOptions } from './stack';
 export {
-  Stack,
-  startStack,
-  stopStack,
-  stackStatus,
-  cleanupStaleStacks,
   readState,
   endpointsOf,
   envLines,
@@ -19,6 +16,5 @@ export {
   type ComponentName,
   type StackEndpoints,
   type StackState,
-  type StartStackOptions,
-} from './stack';
+} from './stack-state';
 export { cacheDir, findPackageRoot, packageRoot, repoRoot, stacksRoot, stackDir } from './paths';
