@@ -8,15 +8,13 @@
  * `exitWhenReady` stops right after the examples are Ready (used by tests and CI).
  */
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { objectWorkflowType, searchAttributeKeys } from '../core/definitions';
 import type { Operator } from '../core/operator';
 import {
-  cacheDir,
   cleanupStaleStacks,
   readState,
   repoRoot,
@@ -26,9 +24,10 @@ import {
   startStack,
   stopStack,
 } from '../devstack';
-import { freePorts, isRunning, pidExists } from '../devstack/processes';
-import { packagedWorkflowBundle } from '../workers/create-worker';
+import { freePorts, isRunning } from '../devstack/processes';
+import { devProcessesPath, killGroup, killOrphanedChildren, processesUsing, type DevProcesses } from './dev-processes';
 import { DevProgress, type WatchedObject } from './dev-progress';
+import { devWorkflowBundle } from './dev-workflow-bundle';
 import { installOperatorCrds } from './install-crds';
 import { cliNodeArgs, cliShellCommand } from './self-command';
 import { Supervisor } from './supervisor';
@@ -38,40 +37,6 @@ const say = (line: string): void => {
 };
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)}s`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/**
- * The prebuilt workflow bundle: the package's own (`dist/workflow-bundle.js`) when running from an
- * installed or built package; from sources, one cached by a hash of the code it is built from, so a
- * second demo starts its worker without webpack.
- */
-async function workflowBundle(): Promise<string> {
-  const packaged = packagedWorkflowBundle();
-  if (packaged) return packaged;
-  const hash = createHash('sha256');
-  for (const file of [...sourceFiles(join(repoRoot, 'workflows')), ...sourceFiles(join(repoRoot, 'core'))].sort()) {
-    hash.update(relative(repoRoot, file)).update(readFileSync(file));
-  }
-  hash.update(readFileSync(join(repoRoot, 'package-lock.json')));
-  const path = join(cacheDir(), 'workflow-bundles', `${hash.digest('hex').slice(0, 16)}.js`);
-  if (existsSync(path)) return path;
-  const started = Date.now();
-  say('  bundling the workflow code (cached afterwards)…');
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../workflows'),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-  });
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, code);
-  say(`  workflow bundle built in ${seconds(started)}`);
-  return path;
-}
 
 /** Options of {@link runDev}. */
 export interface DevOptions {
@@ -91,67 +56,6 @@ export const devPostgresUrlPlaceholder = '${HOMEOSTAT_DEV_POSTGRES_URL}';
 
 /** How long children get to stop after SIGTERM before SIGKILL (a Pod's default grace period is 30 s). */
 const childGraceMs = 10_000;
-
-/** What `homeostat dev` records in {@link devProcessesPath}. */
-export interface DevProcesses {
-  /** The `homeostat dev` process. */
-  readonly pid: number;
-  /** The running children by name (`worker`, `bridge`, `api`), rewritten on every start and restart. */
-  readonly children: Readonly<Record<string, number>>;
-}
-
-/** The file in a stack's folder where `homeostat dev` records its processes (see {@link DevProcesses}). */
-export function devProcessesPath(dir: string): string {
-  return join(dir, 'dev-processes.json');
-}
-
-function readDevProcesses(dir: string): DevProcesses | undefined {
-  try {
-    return JSON.parse(readFileSync(devProcessesPath(dir), 'utf8')) as DevProcesses;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The pids of processes, other than this one, whose command line or environment names `dir`. */
-function processesUsing(dir: string, where: ('cmdline' | 'environ')[] = ['cmdline']): number[] {
-  const needle = `${dir}/`;
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)
-    .filter((p) =>
-      where.some((file) => {
-        try {
-          return readFileSync(`/proc/${p}/${file}`, 'utf8').includes(needle);
-        } catch {
-          return false; // gone, or another user's environment
-        }
-      }),
-    )
-    .map(Number);
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-}
-
-/**
- * Kills the children a killed `homeostat dev` of the same stack left behind: they are detached, so
- * nothing else ends them. Only processes whose environment still names the stack's folder.
- */
-function killOrphanedChildren(dir: string): void {
-  const recorded = readDevProcesses(dir);
-  if (!recorded || pidExists(recorded.pid)) return;
-  const ours = new Set(processesUsing(dir, ['environ']));
-  for (const pid of Object.values(recorded.children)) if (ours.has(pid)) killGroup(pid);
-}
 
 const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -271,7 +175,7 @@ export async function runDev(options: DevOptions): Promise<void> {
       KUBECONFIG: e.kubeconfig,
       TEMPORAL_ADDRESS: e.temporalAddress,
       TEMPORAL_NAMESPACE: e.temporalNamespace,
-      HOMEOSTAT_WORKFLOW_BUNDLE: await workflowBundle(),
+      HOMEOSTAT_WORKFLOW_BUNDLE: await devWorkflowBundle(say),
       HOMEOSTAT_BRIDGE_PORT: String(bridgePort),
       HOMEOSTAT_WORKER_PORT: String(workerPort),
       HOMEOSTAT_API_PORT: String(apiPort),

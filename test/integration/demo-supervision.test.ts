@@ -11,7 +11,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { devProcessesPath, type DevProcesses } from '../../cli/dev';
+import { devProcessesPath, type DevProcesses } from '../../cli/dev-processes';
 import { readState, stackDir } from '../../devstack';
 import { sleep, waitFor } from '../support/bridge';
 import { randomSuffix } from '../support/harness';
