@@ -4,6 +4,7 @@
  * each authorized on the object's resource.
  */
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { FastifyRequest } from 'fastify';
 import type { Counter } from 'prom-client';
 import {
   type ObjectRef,
@@ -14,6 +15,7 @@ import {
   workflowIdFor,
 } from '../../core/definitions';
 import type { PlanRegistry, ReconcilerPlan } from '../../core/plan';
+import type { Caller } from '../auth';
 import { ApiProblem } from '../problems';
 import type { ApiApp, RouteContext } from '../route-context';
 import {
@@ -54,6 +56,22 @@ function refOf(plan: ReconcilerPlan, p: ObjectParams): ObjectRef {
 }
 
 /**
+ * The plan and reference of the object a request names, and its caller, once authorized for `verb`
+ * on the object (problems: unknown kind, wrong scope, 401, 403).
+ */
+async function objectAccess(
+  ctx: RouteContext,
+  req: FastifyRequest & { params: ObjectParams },
+  verb: 'reconcile' | 'get',
+): Promise<{ plan: ReconcilerPlan; ref: ObjectRef; who: Caller }> {
+  const plan = findPlanFor(ctx.deps.plans, req.params);
+  const ref = refOf(plan, req.params);
+  const who = await ctx.caller(req);
+  await ctx.allow(who, { verb, group: plan.group, resource: plan.plural, namespace: ref.namespace, name: ref.name });
+  return { plan, ref, who };
+}
+
+/**
  * Adds `POST …/reconcile` and `GET …` of one object to `app`; API-triggered reconciles are counted in
  * `reconciles` by kind and result.
  */
@@ -74,16 +92,7 @@ export function objectRoutes(app: ApiApp, ctx: RouteContext, reconciles: Counter
       },
     },
     async (req, reply) => {
-      const plan = findPlanFor(deps.plans, req.params);
-      const ref = refOf(plan, req.params);
-      const who = await ctx.caller(req);
-      await ctx.allow(who, {
-        verb: 'reconcile',
-        group: plan.group,
-        resource: plan.plural,
-        namespace: ref.namespace,
-        name: ref.name,
-      });
+      const { plan, ref, who } = await objectAccess(ctx, req, 'reconcile');
       const object = await deps.objects
         .read({
           apiVersion: `${plan.group ? `${plan.group}/` : ''}${plan.version}`,
@@ -167,16 +176,7 @@ export function objectRoutes(app: ApiApp, ctx: RouteContext, reconciles: Counter
       },
     },
     async (req) => {
-      const plan = findPlanFor(deps.plans, req.params);
-      const ref = refOf(plan, req.params);
-      const who = await ctx.caller(req);
-      await ctx.allow(who, {
-        verb: 'get',
-        group: plan.group,
-        resource: plan.plural,
-        namespace: ref.namespace,
-        name: ref.name,
-      });
+      const { plan, ref } = await objectAccess(ctx, req, 'get');
       const workflowId = workflowIdFor(ref);
       try {
         const state = await temporalCall(() => deps.temporal.workflow.getHandle(workflowId).query(stateQuery));
