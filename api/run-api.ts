@@ -11,7 +11,8 @@ import { dataConverterOf, loadKubeConfig, type TemporalSettings } from '../confi
 import type { Operator } from '../core/operator';
 import { KubernetesAuth } from './auth';
 import type { ApiConfig } from './config';
-import { apiKindsOf, buildApiServer } from './server';
+import { apiKindsOf } from './deps';
+import { buildApiServer } from './server';
 
 /** A running API component. */
 export interface RunningApi {

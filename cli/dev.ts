@@ -8,14 +8,13 @@
  * `exitWhenReady` stops right after the examples are Ready (used by tests and CI).
  */
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { objectWorkflowType, searchAttributeKeys } from '../core/definitions';
 import type { Operator } from '../core/operator';
 import {
-  cacheDir,
   cleanupStaleStacks,
   readState,
   repoRoot,
@@ -25,10 +24,12 @@ import {
   startStack,
   stopStack,
 } from '../devstack';
-import { freePorts, isRunning, pidExists } from '../devstack/processes';
-import { packagedWorkflowBundle } from '../workers/create-worker';
+import { freePorts, isRunning } from '../devstack/processes';
+import { devProcessesPath, killGroup, killOrphanedChildren, processesUsing, type DevProcesses } from './dev-processes';
 import { DevProgress, type WatchedObject } from './dev-progress';
+import { devWorkflowBundle } from './dev-workflow-bundle';
 import { installOperatorCrds } from './install-crds';
+import { cliNodeArgs, cliShellCommand } from './self-command';
 import { Supervisor } from './supervisor';
 
 const say = (line: string): void => {
@@ -36,40 +37,6 @@ const say = (line: string): void => {
 };
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)}s`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/**
- * The prebuilt workflow bundle: the package's own (`dist/workflow-bundle.js`) when running from an
- * installed or built package; from sources, one cached by a hash of the code it is built from, so a
- * second demo starts its worker without webpack.
- */
-async function workflowBundle(): Promise<string> {
-  const packaged = packagedWorkflowBundle();
-  if (packaged) return packaged;
-  const hash = createHash('sha256');
-  for (const file of [...sourceFiles(join(repoRoot, 'workflows')), ...sourceFiles(join(repoRoot, 'core'))].sort()) {
-    hash.update(relative(repoRoot, file)).update(readFileSync(file));
-  }
-  hash.update(readFileSync(join(repoRoot, 'package-lock.json')));
-  const path = join(cacheDir(), 'workflow-bundles', `${hash.digest('hex').slice(0, 16)}.js`);
-  if (existsSync(path)) return path;
-  const started = Date.now();
-  say('  bundling the workflow code (cached afterwards)…');
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../workflows'),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-  });
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, code);
-  say(`  workflow bundle built in ${seconds(started)}`);
-  return path;
-}
 
 /** Options of {@link runDev}. */
 export interface DevOptions {
@@ -84,79 +51,11 @@ export interface DevOptions {
   readonly stackName?: string;
 }
 
-/** The command that runs the `homeostat` CLI of this installation (compiled, or sources under tsx). */
-function cliCommand(): string[] {
-  return __filename.endsWith('.ts')
-    ? ['--import', 'tsx', join(__dirname, 'homeostat.ts')]
-    : [join(__dirname, 'homeostat.js')];
-}
-
 /** A placeholder in example Secrets that `homeostat dev` replaces with the local stack's PostgreSQL URL. */
 export const devPostgresUrlPlaceholder = '${HOMEOSTAT_DEV_POSTGRES_URL}';
 
 /** How long children get to stop after SIGTERM before SIGKILL (a Pod's default grace period is 30 s). */
 const childGraceMs = 10_000;
-
-/** What `homeostat dev` records in {@link devProcessesPath}. */
-export interface DevProcesses {
-  /** The `homeostat dev` process. */
-  readonly pid: number;
-  /** The running children by name (`worker`, `bridge`, `api`), rewritten on every start and restart. */
-  readonly children: Readonly<Record<string, number>>;
-}
-
-/** The file in a stack's folder where `homeostat dev` records its processes (see {@link DevProcesses}). */
-export function devProcessesPath(dir: string): string {
-  return join(dir, 'dev-processes.json');
-}
-
-function readDevProcesses(dir: string): DevProcesses | undefined {
-  try {
-    return JSON.parse(readFileSync(devProcessesPath(dir), 'utf8')) as DevProcesses;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The pids of processes, other than this one, whose command line or environment names `dir`. */
-function processesUsing(dir: string, where: ('cmdline' | 'environ')[] = ['cmdline']): number[] {
-  const needle = `${dir}/`;
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)
-    .filter((p) =>
-      where.some((file) => {
-        try {
-          return readFileSync(`/proc/${p}/${file}`, 'utf8').includes(needle);
-        } catch {
-          return false; // gone, or another user's environment
-        }
-      }),
-    )
-    .map(Number);
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-}
-
-/**
- * Kills the children a killed `homeostat dev` of the same stack left behind: they are detached, so
- * nothing else ends them. Only processes whose environment still names the stack's folder.
- */
-function killOrphanedChildren(dir: string): void {
-  const recorded = readDevProcesses(dir);
-  if (!recorded || pidExists(recorded.pid)) return;
-  const ours = new Set(processesUsing(dir, ['environ']));
-  for (const pid of Object.values(recorded.children)) if (ours.has(pid)) killGroup(pid);
-}
 
 const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -276,7 +175,7 @@ export async function runDev(options: DevOptions): Promise<void> {
       KUBECONFIG: e.kubeconfig,
       TEMPORAL_ADDRESS: e.temporalAddress,
       TEMPORAL_NAMESPACE: e.temporalNamespace,
-      HOMEOSTAT_WORKFLOW_BUNDLE: await workflowBundle(),
+      HOMEOSTAT_WORKFLOW_BUNDLE: await devWorkflowBundle(say),
       HOMEOSTAT_BRIDGE_PORT: String(bridgePort),
       HOMEOSTAT_WORKER_PORT: String(workerPort),
       HOMEOSTAT_API_PORT: String(apiPort),
@@ -292,7 +191,7 @@ export async function runDev(options: DevOptions): Promise<void> {
     };
     if (stopping()) return await stopping();
     for (const name of ['worker', 'bridge', 'api'] as const) {
-      const args = [...cliCommand(), name, ...(options.operatorModule ? ['--operator', options.operatorModule] : [])];
+      const args = [...cliNodeArgs(), name, ...(options.operatorModule ? ['--operator', options.operatorModule] : [])];
       supervisor.start({ name, command: process.execPath, args, env });
     }
     const pids = supervisor.pids();
@@ -346,10 +245,7 @@ export async function runDev(options: DevOptions): Promise<void> {
       if (Date.now() - appliedAt > 180_000) throw new Error('the examples did not become Ready in 3 minutes');
       await sleep(300);
     }
-    const ponyRanch = watched.some((w) => w.namespace === 'pony-prod');
-    say(
-      `\n${ponyRanch ? 'the Sparkle Pony Ranch is' : 'the examples are'} Ready (${seconds(appliedAt)} after apply, ${seconds(t0)} in all)\n`,
-    );
+    say(`\nthe examples are Ready (${seconds(appliedAt)} after apply, ${seconds(t0)} in all)\n`);
     const plurals = operator.reconcilers
       .map((r) => `${r.plan.plural}.${r.plan.group || 'core'}`.replace(/\.core$/, ''))
       .join(',');
@@ -359,15 +255,16 @@ export async function runDev(options: DevOptions): Promise<void> {
     const first = watched.find((w) => w.namespace) ?? watched[0];
     const query = encodeURIComponent(
       first?.namespace
-        ? `HomeostatNamespace="${first.namespace}"`
+        ? `${searchAttributeKeys.namespace.name}="${first.namespace}"`
         : first
-          ? `HomeostatKind="${first.kind}"`
-          : 'WorkflowType="objectWorkflow"',
+          ? `${searchAttributeKeys.kind.name}="${first.kind}"`
+          : `WorkflowType="${objectWorkflowType}"`,
     );
     say(`  Temporal UI    ${e.temporalUiUrl}/namespaces/${e.temporalNamespace}/workflows?query=${query}`);
     say(`  kubectl        kubectl --kubeconfig ${e.kubeconfig} get ${plurals} -A`);
     if (stack.hasPostgres) say(`  PostgreSQL     ${e.postgresUrl}`);
     const api = `https://127.0.0.1:${apiPort}`;
+    const cli = cliShellCommand();
     say(`  API            ${api}   (token ${token})`);
     if (first) {
       const [group, version] = first.apiVersion.includes('/')
@@ -377,19 +274,16 @@ export async function runDev(options: DevOptions): Promise<void> {
         `                 curl --cacert ${cert.ca} -H 'Authorization: Bearer ${token}' ${api}/v1/objects/${group}/${version}/${first.kind}/${first.namespace ?? '_'}/${first.name}`,
       );
       say(
-        `                 HOMEOSTAT_API_TOKEN=${token} HOMEOSTAT_API_CA_FILE=${cert.ca} homeostat reconcile ${first.kind} ${first.namespace ? `${first.namespace}/` : ''}${first.name} --api ${api}`,
+        `                 HOMEOSTAT_API_TOKEN=${token} HOMEOSTAT_API_CA_FILE=${cert.ca} ${cli} reconcile ${first.kind} ${first.namespace ? `${first.namespace}/` : ''}${first.name} --api ${api}`,
       );
     }
     say(
       `  metrics        worker http://127.0.0.1:${workerPort}/metrics · bridge http://127.0.0.1:${bridgePort}/metrics · api ${api}/metrics`,
     );
-    say(`  env file       ${e.envFile}   (eval "$(npm run -s devstack -- env --name ${stackName})")`);
-    if (ponyRanch) {
-      say('  try            kubectl … -n pony-prod scale deploy/pony-spawner --replicas=1   (homeostat puts 3 back)');
-      say(
-        `                 kill -9 ${supervisor.pids().worker ?? '<worker pid>'}   (the worker: restarted, nothing lost)`,
-      );
-    }
+    say(`  env file       ${e.envFile}   (eval "$(${cli} env --stack-name ${stackName})")`);
+    say(
+      `  try            kill -9 ${supervisor.pids().worker ?? '<worker pid>'}   (the worker: restarted, nothing lost)`,
+    );
     if (options.exitWhenReady) return await stop(0);
     say('\nrunning; press Ctrl-C to stop everything');
     for (;;) {

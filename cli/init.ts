@@ -11,6 +11,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { goVersionNeeded } from '../devstack/binaries';
 import { packageRoot } from '../devstack/paths';
 import templateOperator from '../templates/tenant-operator/src/operator';
 import { crdFolderFiles } from './crd-folder';
@@ -239,7 +240,7 @@ npm run demo   # the real local stack (Temporal + its UI, kube-apiserver), the o
 npm test       # the tests (src/tenant.test.ts) against the same real local stack
 \`\`\`
 
-The first run builds the servers from Go modules (Go 1.26 needed; minutes, once, cached in
+The first run builds the servers from Go modules (Go ${goVersionNeeded()} or newer; minutes, once, cached in
 \`~/.cache/homeostat\`). The demo keeps running until Ctrl-C and prints where to look: the Temporal UI
 filtered to Tenants, \`kubectl\` with the stack's kubeconfig, the HTTP API with a token.
 

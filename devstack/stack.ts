@@ -1,119 +1,36 @@
+/**
+ * A local stack: start its servers side by side on free ports, attach to one started elsewhere, stop
+ * and restart single servers (fault tests), stop it, and clean up stacks whose owner died.
+ */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBinaries, type Progress } from './binaries';
-import {
-  auditLogPath,
-  type ComponentContext,
-  kubeconfigPath,
-  postgresAvailable,
-  postgresUrl,
-  kubeRequest,
-  kwokNodeLabel,
-  startEtcd,
-  startKubeApiserver,
-  startKubeControllerManager,
-  startKubeScheduler,
-  startKwok,
-  startPostgres,
-  startTemporal,
-  type StackPorts,
-  temporalNamespace,
-} from './components';
+import type { ComponentContext } from './components/context';
+import { startEtcd } from './components/etcd';
+import { kubeRequest } from './components/http-probes';
+import { auditLogPath, startKubeApiserver } from './components/kube-apiserver';
+import { startKubeControllerManager } from './components/kube-controller-manager';
+import { startKubeScheduler } from './components/kube-scheduler';
+import { kwokNodeLabel, startKwok } from './components/kwok';
+import { postgresAvailable, startPostgres } from './components/postgres';
+import { startTemporal } from './components/temporal';
+import { stackDir, stacksRoot } from './paths';
 import { ensurePki, ensureServingCertificate, type ServingCertificate } from './pki';
 import { freePorts, isListening, isRunning, type ManagedProcess, pidExists, sleep, stopProcess } from './processes';
-import { stackDir, stacksRoot } from './paths';
-
-/** The servers of one stack, in start order (the last three with `cluster: true` only). */
-export const componentNames = [
-  'etcd',
-  'kube-apiserver',
-  'temporal',
-  'postgres',
-  'kube-controller-manager',
-  'kube-scheduler',
-  'kwok',
-] as const;
+import {
+  componentNames,
+  type ComponentName,
+  endpointsOf,
+  envLines,
+  readState,
+  saveState,
+  type StackEndpoints,
+  type StackState,
+} from './stack-state';
 
 /** The components of the whole cluster, stopped before kube-apiserver. */
 const clusterComponents = ['kwok', 'kube-scheduler', 'kube-controller-manager'] as const;
-/** One of {@link componentNames}. */
-export type ComponentName = (typeof componentNames)[number];
-
-/** What a stack's state file records. */
-export interface StackState {
-  readonly name: string;
-  readonly dir: string;
-  readonly createdAt: string;
-  /** The process that owns the stack; a stack whose owner died is stale unless `detached`. */
-  readonly ownerPid: number;
-  /** Started by `devstack up`: lives until `devstack down`. */
-  readonly detached: boolean;
-  readonly ports: StackPorts;
-  readonly postgresPassword: string;
-  /** See {@link StartStackOptions.postgresNativeDir}. */
-  readonly postgresNativeDir?: string;
-  /** See {@link StartStackOptions.cluster}. */
-  readonly cluster?: boolean;
-  processes: Partial<Record<ComponentName, ManagedProcess>>;
-}
-
-/** The endpoints of a running stack, as printed and written to its env file. */
-export interface StackEndpoints {
-  /** Temporal frontend gRPC address, `host:port`. */
-  readonly temporalAddress: string;
-  readonly temporalNamespace: string;
-  readonly temporalUiUrl: string;
-  readonly temporalMetricsUrl: string;
-  readonly kubeApiUrl: string;
-  readonly kubeconfig: string;
-  readonly etcdUrl: string;
-  /** Superuser connection URL (contains the generated password). */
-  readonly postgresUrl: string;
-  /** The env file holding all of the above. */
-  readonly envFile: string;
-}
-
-const stateFile = (dir: string): string => join(dir, 'state.json');
-
-function saveState(state: StackState): void {
-  writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2), { mode: 0o600 });
-}
-
-/** Reads a stack's state file, or undefined when there is none. */
-export function readState(name: string): StackState | undefined {
-  const file = stateFile(stackDir(name));
-  if (!existsSync(file)) return undefined;
-  return JSON.parse(readFileSync(file, 'utf8')) as StackState;
-}
-
-/** Endpoints of a stack from its state. */
-export function endpointsOf(state: StackState): StackEndpoints {
-  return {
-    temporalAddress: `127.0.0.1:${state.ports.temporal}`,
-    temporalNamespace,
-    temporalUiUrl: `http://127.0.0.1:${state.ports.temporalUi}`,
-    temporalMetricsUrl: `http://127.0.0.1:${state.ports.temporalMetrics}/metrics`,
-    kubeApiUrl: `https://127.0.0.1:${state.ports.kube}`,
-    kubeconfig: kubeconfigPath(state),
-    etcdUrl: `http://127.0.0.1:${state.ports.etcdClient}`,
-    postgresUrl: postgresUrl(state),
-    envFile: join(state.dir, 'stack.env'),
-  };
-}
-
-/** The env file's lines: what a shell, a worker or a test needs to reach the stack. */
-export function envLines(endpoints: StackEndpoints): string[] {
-  return [
-    `TEMPORAL_ADDRESS=${endpoints.temporalAddress}`,
-    `TEMPORAL_NAMESPACE=${endpoints.temporalNamespace}`,
-    `HOMEOSTAT_TEMPORAL_UI_URL=${endpoints.temporalUiUrl}`,
-    `KUBECONFIG=${endpoints.kubeconfig}`,
-    `HOMEOSTAT_KUBE_API_URL=${endpoints.kubeApiUrl}`,
-    `HOMEOSTAT_ETCD_URL=${endpoints.etcdUrl}`,
-    `HOMEOSTAT_POSTGRES_URL=${endpoints.postgresUrl}`,
-  ];
-}
 
 /** Options for {@link startStack}. */
 export interface StartStackOptions {

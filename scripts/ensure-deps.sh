@@ -10,7 +10,7 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 
 # Node 24 (fetched into the cache when the machine's is older) runs everything below, npm ci included.
 source scripts/node24.sh
-command -v go >/dev/null || { echo "homeostat's local stack is built with Go; install Go 1.25+" >&2; exit 1; }
+command -v go >/dev/null || { echo "homeostat's local stack is built with Go; install Go 1.26.8+" >&2; exit 1; }
 
 # openssl: the local stack's certificates; docker-compose: the compose file's config check (no
 # Docker engine is needed for it); chromium: the Temporal UI browser test (playwright-core drives

@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { type ObjectState, stateQuery, workflowIdFor } from '../../core/definitions';
 import pino from 'pino';
 import { type Stack, startStack } from '../../devstack';
-import { kwokNodeNames } from '../../devstack/components';
+import { kwokNodeNames } from '../../devstack/components/kwok';
 import { eventually } from '../support/eventually';
 import { randomSuffix, type TestStack } from '../support/harness';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';

@@ -7,7 +7,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { type Stack, startStack } from '../../devstack';
-import { kwokNodeNames } from '../../devstack/components';
+import { kwokNodeNames } from '../../devstack/components/kwok';
 import { eventually } from '../support/eventually';
 import { randomSuffix } from '../support/harness';
 

@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as PgClient } from 'pg';
 import { readState, startStack, stacksRoot } from '../../devstack';
-import { type ComponentContext, postgresUrl, runnablePostgresDir, startPostgres } from '../../devstack/components';
+import type { ComponentContext } from '../../devstack/components/context';
+import { postgresUrl, runnablePostgresDir, startPostgres } from '../../devstack/components/postgres';
 import { freePort, isListening, stopProcess } from '../../devstack/processes';
 import { randomSuffix } from '../support/harness';
 

@@ -200,5 +200,7 @@ describe('homeostat as an installed package (npm pack → homeostat init → npm
     expect(demo.output).toMatch(
       /Temporal UI\s+http:\/\/127\.0\.0\.1:\d+\/namespaces\/homeostat\/workflows\?query=HomeostatKind/,
     );
+    // In a project the CLI is the installed package's: the environment comes from `npx homeostat env`.
+    expect(demo.output).toMatch(/eval "\$\(npx homeostat env --stack-name scaffold-\S+\)"/);
   }, 1_800_000);
 });

@@ -1,0 +1,51 @@
+/**
+ * Every error the API meets, answered as a problem document (`application/problem+json`): its own
+ * {@link ApiProblem}s, request validation, Fastify's and its plugins' client errors, Temporal's
+ * deadline and unavailability, and anything else as a logged 502; unknown routes as 404.
+ */
+import type { FastifyError } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { ApiProblem, problem, type ProblemCode } from './problems';
+import { grpcDeadlineExceeded, grpcUnavailable, temporalStatus } from './temporal-calls';
+import type { ApiApp } from './route-context';
+
+const fastifyCodes: Record<number, ProblemCode> = {
+  400: 'ERR_VALIDATION',
+  404: 'ERR_NOT_FOUND',
+  413: 'ERR_PAYLOAD_TOO_LARGE',
+  415: 'ERR_UNSUPPORTED_MEDIA_TYPE',
+  429: 'ERR_RATE_LIMITED',
+};
+
+/** Sets `app`'s error and not-found handlers to answer with problem documents. */
+export function answerWithProblems(app: ApiApp): void {
+  app.setErrorHandler((err: FastifyError | ApiProblem, req, reply) => {
+    let doc;
+    if (err instanceof ApiProblem) {
+      doc = problem(err.code, err.message, req.url);
+      if (err.retryAfterSeconds !== undefined) void reply.header('retry-after', String(err.retryAfterSeconds));
+    } else if (hasZodFastifySchemaValidationErrors(err)) {
+      const detail = err.validation.map((v) => `${v.instancePath || 'request'}: ${v.message ?? 'invalid'}`).join('; ');
+      doc = problem('ERR_VALIDATION', `invalid ${err.validationContext ?? 'request'}: ${detail}`, req.url);
+    } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+      // Fastify's and its plugins' client errors, as the documented code of their status (a status the
+      // API does not document, e.g. 405, is answered as a 400 rather than with an undocumented status).
+      const detail = typeof err.message === 'string' && err.message !== '' ? err.message : 'the request was refused';
+      doc = problem(fastifyCodes[err.statusCode] ?? 'ERR_VALIDATION', detail, req.url);
+    } else if (temporalStatus(err) === grpcDeadlineExceeded) {
+      doc = problem('ERR_TIMEOUT', 'Temporal did not answer in time', req.url);
+    } else if (temporalStatus(err) === grpcUnavailable) {
+      doc = problem('ERR_UNAVAILABLE', 'Temporal is unreachable', req.url);
+    } else {
+      req.log.error({ err }, 'request failed');
+      doc = problem('ERR_UPSTREAM', 'the request failed; see the server log', req.url);
+    }
+    return reply.status(doc.status).type('application/problem+json').send(doc);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply
+      .status(404)
+      .type('application/problem+json')
+      .send(problem('ERR_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0] ?? ''}`, req.url)),
+  );
+}

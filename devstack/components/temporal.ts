@@ -1,0 +1,92 @@
+/** The Temporal dev server (with its Web UI) on a SQLite file, with homeostat's namespace and search attributes. */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { type ManagedProcess, startProcess, waitUntil } from '../processes';
+import { type ComponentContext, logFile, readyOrStop } from './context';
+import { httpOk } from './http-probes';
+
+/**
+ * Typed search attributes homeostat's workflows use (the Temporal UI contract). The same names as
+ * core's `searchAttributeKeys`: devstack imports nothing of homeostat, so it states them itself.
+ */
+export const searchAttributes = {
+  HomeostatKind: 'Keyword',
+  HomeostatNamespace: 'Keyword',
+  HomeostatName: 'Keyword',
+  HomeostatPhase: 'Keyword',
+  HomeostatGeneration: 'Int',
+} as const;
+
+/** The Temporal namespace the devstack creates for homeostat. */
+export const temporalNamespace = 'homeostat';
+
+/** Starts the Temporal dev server on a SQLite file and waits until its namespace and search attributes answer. */
+export async function startTemporal(ctx: ComponentContext): Promise<ManagedProcess> {
+  const dataDir = join(ctx.dir, 'temporal');
+  mkdirSync(dataDir, { recursive: true });
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(ctx.ports.temporal),
+    '--http-port',
+    String(ctx.ports.temporalHttp),
+    '--ui-port',
+    String(ctx.ports.temporalUi),
+    '--metrics-port',
+    String(ctx.ports.temporalMetrics),
+    '--db-filename',
+    join(dataDir, 'temporal.db'),
+    '--namespace',
+    temporalNamespace,
+    '--sqlite-pragma',
+    'journal_mode=WAL',
+    '--sqlite-pragma',
+    'synchronous=OFF',
+    // No `system.forceSearchAttributesCacheRefreshOnRead` (the CLI's start-dev sets it): the search
+    // attributes are written before the server starts, and with it every start, upsert and listing
+    // reads them from persistence, which under the suite's load hits the frontend's persistence rate
+    // limit ("System Persistence Max QPS Reached", RESOURCE_EXHAUSTED) and the client retries.
+    '--dynamic-config-value',
+    'frontend.enableUpdateWorkflowExecution=true',
+    '--dynamic-config-value',
+    'frontend.enableExecuteMultiOperation=true',
+    '--log-format',
+    'json',
+    '--log-level',
+    'warn',
+    ...Object.entries(searchAttributes).flatMap(([k, v]) => ['--search-attribute', `${k}=${v}`]),
+  ];
+  const proc = startProcess({
+    name: 'temporal',
+    executable: ctx.binaries.temporal,
+    args,
+    logFile: logFile(ctx, 'temporal'),
+    cwd: dataDir,
+  });
+  return readyOrStop(proc, async () => {
+    await waitUntil('Temporal dev server', () => temporalReady(`127.0.0.1:${ctx.ports.temporal}`), {
+      timeoutMs: 90_000,
+      proc,
+      intervalMs: 300,
+    });
+    await waitUntil('Temporal Web UI', () => httpOk(`http://127.0.0.1:${ctx.ports.temporalUi}/`), {
+      timeoutMs: 30_000,
+      proc,
+    });
+  });
+}
+
+async function temporalReady(address: string): Promise<boolean> {
+  const connection = await Connection.connect({ address, connectTimeout: 1000 });
+  try {
+    await connection.workflowService.describeNamespace({ namespace: temporalNamespace });
+    const listed = await connection.operatorService.listSearchAttributes({ namespace: temporalNamespace });
+    return Object.keys(searchAttributes).every((k) => k in (listed.customAttributes ?? {}));
+  } finally {
+    await connection.close();
+  }
+}
