@@ -3,14 +3,15 @@
  * serializes answers with them, and the OpenAPI document is generated from them.
  */
 import { z } from 'zod';
+import { phases } from '../core/definitions';
 import { problemCodes, type ProblemCode } from './problems';
 
 /** A DNS label (a namespace). */
 export const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-/** The phases an object's workflow reports, as the list filter accepts them. */
-export const phases = ['Pending', 'Reconciling', 'Ready', 'Degraded', 'Invalid', 'Deleting'] as const;
+/** The phases an object's workflow reports, as the list filter accepts them (core's list). */
+export { phases };
 
 /** The path of an object: `/:group/:version/:kind/:namespace/:name`. */
 export const objectParams = z.object({

@@ -1,4 +1,5 @@
 /** The `status` schema of every generated CRD: homeostat's own fields and a reconciler's declared ones. */
+import { phases } from '../core/definitions';
 import type { CrdOptions } from '../core/reconciler';
 
 type Json = Record<string, unknown>;
@@ -16,7 +17,7 @@ export const statusSchema: Json = {
     phase: {
       description: 'Where the object stands: Pending, Reconciling, Ready, Degraded, Invalid or Deleting.',
       type: 'string',
-      enum: ['Pending', 'Reconciling', 'Ready', 'Degraded', 'Invalid', 'Deleting'],
+      enum: [...phases],
     },
     conditions: {
       description: 'The latest observations of the object (Ready, Progressing, Degraded and one per step).',

@@ -14,7 +14,6 @@ import {
   patched,
   continueAsNew,
   log,
-  metricMeter,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -22,13 +21,11 @@ import {
   sleep,
   upsertSearchAttributes,
   workflowInfo,
-  type ActivityOptions,
 } from '@temporalio/workflow';
-import type { Activities, InvalidSpecDetails, Observation, StepActivityResult } from '../core/activity-contract';
+import type { InvalidSpecDetails, Observation, StepActivityResult } from '../core/activity-contract';
 import { defaultStepHeartbeatTimeout, durationMs, findPlan, type PlanRegistry } from '../core/plan';
 import { adoptionRefusedType, invalidSpecType, stepFailedType, terminalStepType } from '../core/errors';
 import {
-  reconcileMetricNames,
   reconcileNowUpdate,
   reconcileRequestedSignal,
   stateQuery,
@@ -37,7 +34,9 @@ import {
   type ReconcileNowRequest,
 } from '../core/definitions';
 import { codeVersionOf, workflowCodeVersion } from '../core/workflow-code-version';
+import { coreActivities, observeWithLeadingSteps } from './bookkeeping';
 import { ObjectEntity } from './object-entity';
+import { passMetrics } from './pass-metrics';
 import { desiredStatus, sameRef, succeededPassStatus } from './object-state';
 import { PassTimer } from './pass-timer';
 import { StatusWriter } from './status-writer';
@@ -51,32 +50,6 @@ export const defaultMaxPassesPerRun = 500;
 
 /** How often a refused adoption is looked at again when the plan has no drift interval. */
 const adoptionRecheckMs = 5 * 60_000;
-
-/**
- * The start-to-close timeouts of the leading local steps observe may run, added up: the most its local
- * activity spends on steps (each step still within its own timeout).
- */
-export const leadingStepsBudgetMs = 2 * 60_000;
-
-/** The start-to-close timeout of the observe/status/finalizer activities. */
-const coreTimeoutMs = 30_000;
-
-/** Options of the observe/status/finalizer activities. */
-const coreOptions: ActivityOptions = {
-  startToCloseTimeout: coreTimeoutMs,
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-};
-
-/**
- * The activities of a pass's own bookkeeping (observe, status, finalizer) run where `local` says: as
- * local activities in runs whose input asks for them, as regular ones in histories recorded before
- * (so those replay unchanged).
- */
-function coreActivities(local: boolean, summary: string): Activities {
-  return local
-    ? proxyLocalActivities<Activities>({ ...coreOptions, summary })
-    : proxyActivities<Activities>({ ...coreOptions, summary });
-}
 
 /** Options of {@link createObjectWorkflow}. */
 export interface ObjectWorkflowOptions {
@@ -204,20 +177,18 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       let obs: Observation;
       try {
         obs = fuseLeadingSteps
-          ? await proxyLocalActivities<Activities>({
-              ...coreOptions,
-              startToCloseTimeout: coreTimeoutMs + leadingStepsBudgetMs,
-              summary: `observe ${ref.kind} ${where}, and its leading local steps`,
-            }).observeObject({
-              ref,
-              leadingSteps: {
-                budgetMs: leadingStepsBudgetMs,
-                status: { pass: entity.passes + 1 },
-                ...(codeVersion >= 4 && entity.uid !== undefined && Object.keys(entity.previous).length > 0
-                  ? { previous: { uid: entity.uid, steps: { ...entity.previous } } }
-                  : {}),
+          ? await observeWithLeadingSteps(
+              {
+                ref,
+                leadingSteps: {
+                  status: { pass: entity.passes + 1 },
+                  ...(codeVersion >= 4 && entity.uid !== undefined && Object.keys(entity.previous).length > 0
+                    ? { previous: { uid: entity.uid, steps: { ...entity.previous } } }
+                    : {}),
+                },
               },
-            })
+              `observe ${ref.kind} ${where}, and its leading local steps`,
+            )
           : await coreActivities(localActivities, `observe ${ref.kind} ${where}`).observeObject({ ref });
       } catch (err) {
         const failure = appFailure(err);
@@ -377,17 +348,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       );
     };
 
-    // Metrics are not commands: emitting them leaves the history unchanged, and the SDK drops them
-    // while replaying, so a pass is counted once however often its history is replayed.
-    const meter = metricMeter.withTags({ group: ref.group || 'core', kind: ref.kind });
-    const reconcileTotal = meter.createCounter(reconcileMetricNames.total, '', 'Reconcile passes, by result');
-    const reconcileErrors = meter.createCounter(reconcileMetricNames.errors, '', 'Reconcile passes that failed');
-    const reconcileTime = meter.createHistogram(
-      reconcileMetricNames.time,
-      'float',
-      's',
-      'Duration of reconcile passes',
-    );
+    const metrics = passMetrics(ref);
     const carriedTimer = input.carried?.timer;
     if (carriedTimer) timer.arm(carriedTimer.kind, Math.max(0, carriedTimer.at - Date.now()));
     showDetails();
@@ -419,10 +380,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         result = entity.outcome('degraded', entity.currentGeneration ?? 0);
       }
       entity.reconciling = false;
-      reconcileTotal.add(1, { result: result.result });
-      // Adding 0 on success exports the series from the first pass on, as controller-runtime does.
-      reconcileErrors.add(result.result === 'degraded' || result.result === 'invalid' ? 1 : 0);
-      reconcileTime.record((Date.now() - passStartedAt) / 1000);
+      metrics.record(result.result, (Date.now() - passStartedAt) / 1000);
       entity.finishPass(result);
       upsertIfChanged();
       log.info('pass finished', {

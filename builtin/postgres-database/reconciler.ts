@@ -27,8 +27,10 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { Client } from 'pg';
 import {
   adoptionRefused,
+  childLabels,
   defineReconciler,
   HomeostatError,
+  managedByValue,
   terminal,
   type CrdOptions,
   type ReferenceWatch,
@@ -169,7 +171,7 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
         await ctx.children.apply<V1Secret>({
           apiVersion: 'v1',
           kind: 'Secret',
-          metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'homeostat' } },
+          metadata: { name, labels: { [childLabels.managedBy]: managedByValue } },
           type: 'Opaque',
           data: { password: b64(password) },
         });
@@ -352,7 +354,7 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
         await ctx.children.apply<V1Secret>({
           apiVersion: 'v1',
           kind: 'Secret',
-          metadata: { name: connectionSecretName(ctx), labels: { 'app.kubernetes.io/managed-by': 'homeostat' } },
+          metadata: { name: connectionSecretName(ctx), labels: { [childLabels.managedBy]: managedByValue } },
           type: 'Opaque',
           data: {
             host: b64(host),
