@@ -27,7 +27,7 @@ describe('workflow-code version', () => {
           `${mine?.fingerprint ?? 'none'}). Files: ${files}.\n` +
           'A change that alters what a recorded history does needs a new workflow-code version: append it to ' +
           'workflowCodeVersions (core/workflow-code-version.ts), branch on it where behaviour changes, record ' +
-          `histories (RECORD_HISTORIES=1 npm test) into test/histories/<version>/ and add its fingerprint to ${recordedPath}. ` +
+          `histories (RECORD_HISTORIES=1 npm test) into test/histories/<version>/ and add its fingerprint to test/histories/workflow-code.json. ` +
           'A change that alters nothing recorded (a refactor) may update the current version’s fingerprint ' +
           'while that version is unreleased; see docs/upgrading.md.',
       );
