@@ -14,9 +14,11 @@ const History = temporal.api.history.v1.History;
 export const historiesRoot = join(__dirname, '../histories');
 
 /** This build's homeostat version: the folder new histories are recorded in. */
-export const homeostatVersion = (JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as {
-  version: string;
-}).version;
+export const homeostatVersion = (
+  JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as {
+    version: string;
+  }
+).version;
 
 /**
  * Records `history` as `test/histories/<this version>/<name>.json` when the run asks for it
