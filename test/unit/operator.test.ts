@@ -3,8 +3,6 @@
  * plans name steps it cannot run, and the CLI loads a team's operator module (`--operator`) and exits
  * with status 2 and a clear message when it cannot.
  */
-import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { assertOperator, operatorProblems, type Operator } from '../../core/operator';
@@ -18,18 +16,9 @@ import {
   retryAfter,
   terminal,
 } from '../../reconcilers';
+import { homeostat } from '../support/cli';
 
-const cli = join(__dirname, '../../cli/homeostat.ts');
 const fixtures = join(__dirname, '../fixtures/operators');
-
-function homeostat(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: tmpdir() },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
 
 const plan = definePlan({
   group: 'example.com',
