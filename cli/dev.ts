@@ -16,6 +16,7 @@ import { objectWorkflowType, searchAttributeKeys } from '../core/definitions';
 import type { Operator } from '../core/operator';
 import {
   cleanupStaleStacks,
+  defaultStackName,
   readState,
   repoRoot,
   type Stack,
@@ -47,7 +48,10 @@ export interface DevOptions {
   readonly examples?: string;
   /** Stop everything once the examples are Ready, instead of running until a signal. @default false */
   readonly exitWhenReady?: boolean;
-  /** The local stack's name (its folder under the stacks root). @default 'demo' */
+  /**
+   * The local stack's name (its folder under the stacks root).
+   * @default `demo-<project folder>-<hash>`, unique per project folder and user (`defaultStackName`)
+   */
   readonly stackName?: string;
 }
 
@@ -67,7 +71,7 @@ const errorMessage = (err: unknown): string => (err instanceof Error ? err.messa
  */
 export async function runDev(options: DevOptions): Promise<void> {
   const { operator } = options;
-  const stackName = options.stackName ?? 'demo';
+  const stackName = options.stackName ?? defaultStackName('demo');
   const dir = stackDir(stackName);
   const examplesDir = resolve(options.examples ?? join(repoRoot, 'examples'));
   const t0 = Date.now();
@@ -79,7 +83,7 @@ export async function runDev(options: DevOptions): Promise<void> {
   let progress: DevProgress | undefined;
   const recordProcesses = (): void => {
     const record: DevProcesses = { pid: process.pid, children: supervisor.pids() };
-    if (existsSync(dir)) writeFileSync(devProcessesPath(dir), `${JSON.stringify(record)}\n`);
+    if (existsSync(dir)) writeFileSync(devProcessesPath(dir), `${JSON.stringify(record)}\n`, { mode: 0o600 });
   };
   const supervisor = new Supervisor({
     onEvent: (event) => {

@@ -24,6 +24,9 @@ import type { runDev as runDevFn } from './dev';
 import type { scaffold as scaffoldFn } from './init';
 import type * as devstack from '../devstack';
 
+const stackNameHelp =
+  'name of the local stack (default: demo-<project folder>-<hash of the user and the project folder>, so two projects or users never share one)';
+
 /** Options of {@link runCli}. */
 export interface RunCliOptions {
   /** The operator used when neither `--operator` nor HOMEOSTAT_OPERATOR names one. */
@@ -133,8 +136,8 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
         'a folder of YAML objects to apply (default: the built-in examples for the built-in operator)',
       )
       .option('--exit-when-ready', 'stop once the examples are Ready')
-      .option('--stack-name <name>', 'name of the local stack', 'demo'),
-  ).action(async (opts: { operator?: string; examples?: string; exitWhenReady?: boolean; stackName: string }) => {
+      .option('--stack-name <name>', stackNameHelp),
+  ).action(async (opts: { operator?: string; examples?: string; exitWhenReady?: boolean; stackName?: string }) => {
     const { runDev } = require('./dev') as { runDev: typeof runDevFn };
     const operatorModule = opts.operator ?? process.env.HOMEOSTAT_OPERATOR;
     await runDev({
@@ -142,17 +145,18 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
       ...(operatorModule ? { operatorModule } : {}),
       ...(opts.examples ? { examples: opts.examples } : {}),
       exitWhenReady: opts.exitWhenReady === true,
-      stackName: opts.stackName,
+      ...(opts.stackName ? { stackName: opts.stackName } : {}),
     });
   });
   program
     .command('env')
     .description('print the environment of a local stack that `dev` started, as shell exports: eval "$(homeostat env)"')
-    .option('--stack-name <name>', 'name of the local stack', 'demo')
-    .action((opts: { stackName: string }) => {
-      const { endpointsOf, readState, shellExports } = require('../devstack') as typeof devstack;
-      const state = readState(opts.stackName);
-      if (!state) throw new Error(`no local stack named ${opts.stackName} (homeostat dev starts one)`);
+    .option('--stack-name <name>', stackNameHelp)
+    .action((opts: { stackName?: string }) => {
+      const { defaultStackName, endpointsOf, readState, shellExports } = require('../devstack') as typeof devstack;
+      const name = opts.stackName ?? defaultStackName('demo');
+      const state = readState(name);
+      if (!state) throw new Error(`no local stack named ${name} (homeostat dev starts one)`);
       print(shellExports(endpointsOf(state)).join('\n'));
     });
   withOperator(

@@ -4,13 +4,18 @@
  * compiled file or the sources under tsx in homeostat's own repository.
  */
 import { join, relative, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const fromSources = __filename.endsWith('.ts');
 const entry = join(__dirname, fromSources ? 'homeostat.ts' : 'homeostat.js');
 
-/** The arguments of `node` that run this CLI (compiled, or the sources under tsx). */
+/**
+ * The arguments of `node` that run this CLI (compiled, or the sources under tsx). tsx is named by its
+ * file, not its package name, which `node --import` would look up from the working folder: the CLI
+ * runs from any folder.
+ */
 export function cliNodeArgs(): string[] {
-  return fromSources ? ['--import', 'tsx', entry] : [entry];
+  return fromSources ? ['--import', pathToFileURL(require.resolve('tsx')).href, entry] : [entry];
 }
 
 /** A word quoted for a POSIX shell, unless it needs no quotes. */

@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { ensureBinaries } from './binaries';
 import { cleanupStaleStacks, clusterByDefault, stackStatus, startStack, stopStack } from './stack';
+import { defaultStackName } from './paths';
 import { endpointsOf, shellExports } from './stack-state';
 
 const usage = `usage: npm run devstack -- <up|down|status|env|build> [--name NAME] [--keep] [--no-cluster]
@@ -40,14 +41,14 @@ async function main(): Promise<number> {
     allowPositionals: true,
     allowNegative: true,
     options: {
-      name: { type: 'string', default: 'default' },
+      name: { type: 'string' },
       keep: { type: 'boolean', default: false },
       cluster: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   const command = positionals[0];
-  const name = values.name ?? 'default';
+  const name = values.name ?? defaultStackName('stack');
   if (values.help || !command) {
     process.stdout.write(`${usage}\n`);
     return command || values.help ? 0 : 2;

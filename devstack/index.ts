@@ -26,4 +26,13 @@ export {
   type StackEndpoints,
   type StackState,
 } from './stack-state';
-export { cacheDir, findPackageRoot, packageRoot, repoRoot, stacksRoot, stackDir } from './paths';
+export {
+  cacheDir,
+  defaultStackName,
+  ensurePrivateDir,
+  findPackageRoot,
+  packageRoot,
+  repoRoot,
+  stacksRoot,
+  stackDir,
+} from './paths';

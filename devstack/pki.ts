@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { withPrivateFiles } from './processes';
 
 /** Files of the local control plane's PKI, all PEM. */
 export interface StackPki {
@@ -17,7 +18,7 @@ export interface StackPki {
 }
 
 function openssl(args: string[], cwd: string): void {
-  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  withPrivateFiles(() => execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] }));
 }
 
 /**
@@ -98,7 +99,7 @@ function signCertificate(
   ext: string,
 ): void {
   const f = (file: string): string => join(dir, file);
-  writeFileSync(f(`${name}.ext`), ext);
+  writeFileSync(f(`${name}.ext`), ext, { mode: 0o600 });
   openssl(
     ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f(`${name}.key`), '-out', f(`${name}.csr`), '-subj', subject],
     dir,

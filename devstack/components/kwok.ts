@@ -26,10 +26,10 @@ export const kwokNodeNames = ['kwok-node-0', 'kwok-node-1', 'kwok-node-2'] as co
  */
 export async function startKwok(ctx: ComponentContext): Promise<ManagedProcess> {
   const kwokDir = join(ctx.dir, 'kwok');
-  mkdirSync(kwokDir, { recursive: true });
+  mkdirSync(kwokDir, { recursive: true, mode: 0o700 });
   const binary = requiredBinary(ctx, 'kwok');
   const stages = join(kwokDir, 'stages.yaml');
-  writeFileSync(stages, execFileSync(binary, ['default-stages'], { encoding: 'utf8' }));
+  writeFileSync(stages, execFileSync(binary, ['default-stages'], { encoding: 'utf8' }), { mode: 0o600 });
   const args = [
     `--kubeconfig=${kubeconfigPath(ctx)}`,
     `--config=${stages}`,

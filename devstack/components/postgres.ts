@@ -19,7 +19,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Client as PgClient } from 'pg';
 import { type ManagedProcess, startProcess, waitUntil } from '../processes';
 import { type ComponentContext, logFile, readyOrStop } from './context';
@@ -130,6 +130,26 @@ function postgresUser(): { uid?: number; gid?: number } {
   }
 }
 
+/**
+ * Where a stack's PostgreSQL keeps its data. Normally `<stack>/postgres`, inside the stack's private
+ * folder. Run as root, PostgreSQL runs as `postgres`, who cannot enter that folder (mode 0700, root's):
+ * the data then lives in `<tmpdir>/homeostat-postgres-data/<hash of the stack's folder>`, whose parent
+ * is private to `postgres` (0700) — only that user (and root) can read any stack's data there.
+ */
+export function postgresDataDir(stackDirectory: string): string {
+  const user = postgresUser();
+  if (user.uid === undefined) return join(stackDirectory, 'postgres');
+  const root = join(tmpdir(), 'homeostat-postgres-data');
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  const stat = lstatSync(root);
+  if (!stat.isDirectory()) throw new Error(`${root} is not a folder: remove it`);
+  if (stat.uid !== user.uid || stat.gid !== user.gid || (stat.mode & 0o077) !== 0) {
+    chownSync(root, user.uid, user.gid ?? user.uid);
+    chmodSync(root, 0o700);
+  }
+  return join(root, createHash('sha256').update(resolve(stackDirectory)).digest('hex').slice(0, 16));
+}
+
 /** The superuser URL of the stack's PostgreSQL. */
 export function postgresUrl(ctx: Pick<ComponentContext, 'ports' | 'postgresPassword'>): string {
   return `postgres://postgres:${encodeURIComponent(ctx.postgresPassword)}@127.0.0.1:${ctx.ports.postgres}/postgres`;
@@ -137,15 +157,17 @@ export function postgresUrl(ctx: Pick<ComponentContext, 'ports' | 'postgresPassw
 
 /** Initialises (once) and starts a real PostgreSQL server, tuned for tests (no fsync), and waits for a query to answer. */
 export async function startPostgres(ctx: ComponentContext): Promise<ManagedProcess> {
-  const dataDir = join(ctx.dir, 'postgres');
+  const dataDir = postgresDataDir(ctx.dir);
   const bin = join(runnablePostgresDir(ctx.postgresNativeDir ?? defaultPostgresNativeDir()), 'bin');
   const user = postgresUser();
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     rmSync(dataDir, { recursive: true, force: true });
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     if (user.uid !== undefined) chownSync(dataDir, user.uid, user.gid ?? user.uid);
-    const pwfile = join(dataDir, '..', 'postgres.pw');
-    writeFileSync(pwfile, `${ctx.postgresPassword}\n`, { mode: 0o644 });
+    // Readable by PostgreSQL's user alone, in a folder only it (and this user) may enter.
+    const pwfile = `${dataDir}.pw`;
+    writeFileSync(pwfile, `${ctx.postgresPassword}\n`, { mode: 0o600 });
+    if (user.uid !== undefined) chownSync(pwfile, user.uid, user.gid ?? user.uid);
     try {
       execFileSync(
         join(bin, 'initdb'),

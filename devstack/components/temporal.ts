@@ -24,7 +24,7 @@ export const temporalNamespace = 'homeostat';
 /** Starts the Temporal dev server on a SQLite file and waits until its namespace and search attributes answer. */
 export async function startTemporal(ctx: ComponentContext): Promise<ManagedProcess> {
   const dataDir = join(ctx.dir, 'temporal');
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const args = [
     'server',
     'start-dev',

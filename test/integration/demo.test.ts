@@ -3,19 +3,27 @@
  * the test run's), prints where to look, and — left running — serves the API with the printed token
  * and every process's `/metrics` with the reconcile metrics of what it just did, until Ctrl-C.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { join } from 'node:path';
-import { stackDir } from '../../devstack';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { stackDir, stacksRoot } from '../../devstack';
+import { postgresDataDir } from '../../devstack/components/postgres';
 import { eventually } from '../support/eventually';
 import { randomSuffix } from '../support/harness';
 
 const cli = join(__dirname, '../../cli/homeostat.ts');
+const tsx = pathToFileURL(require.resolve('tsx')).href;
 
-function startDemo(...args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'dev', ...args], {
+function startDemo(
+  args: string[],
+  cwd?: string,
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', tsx, cli, 'dev', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd ? { cwd } : {}),
   });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -49,30 +57,64 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return found;
 }
 
+/** Entries under `dir` (itself included) with mode bits beyond 0700: another user could read, write or enter them. */
+function notPrivate(dir: string): string[] {
+  const found: string[] = [];
+  const walk = (path: string): void => {
+    const stat = lstatSync(path);
+    // A link's own mode means nothing; a socket is reached only through its (private) folder.
+    if (stat.isSymbolicLink() || stat.isSocket()) return;
+    if ((stat.mode & 0o077) !== 0) found.push(`${path} ${(stat.mode & 0o777).toString(8)}`);
+    if (stat.isDirectory()) for (const entry of readdirSync(path)) walk(join(path, entry));
+  };
+  walk(dir);
+  return found;
+}
+
+/** Whether the user `nobody` can read `path` (as root only: a process of another user really tries). */
+function nobodyCanRead(path: string): boolean {
+  try {
+    execFileSync('runuser', ['-u', 'nobody', '--', 'cat', path], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe('the demo (homeostat dev, what npm run demo runs)', () => {
-  it('given --exit-when-ready, it brings the examples to Ready, prints the links and stops everything', async () => {
-    const name = `demo-test-${randomSuffix()}`;
-    const demo = startDemo('--exit-when-ready', '--stack-name', name);
-    const code = await demo.exited;
-    const out = demo.output();
-    expect({ code, out }).toEqual({ code: 0, out: expect.stringContaining('the examples are Ready') });
-    expect(out).toMatch(/postgresdatabases\/pony-spawner-db\s+Ready — All 5 steps succeeded/);
-    expect(out).toMatch(/apps\/pony-spawner\s+Ready — All 3 steps succeeded/);
-    expect(out).toMatch(
-      /Temporal UI\s+http:\/\/127\.0\.0\.1:\d+\/namespaces\/homeostat\/workflows\?query=HomeostatNamespace/,
-    );
-    expect(out).toMatch(/kubectl\s+kubectl --kubeconfig \S+\/kubeconfig get/);
-    expect(out).toMatch(/API\s+https:\/\/127\.0\.0\.1:\d+\s+\(token \S+\)/);
-    expect(out).toMatch(/curl --cacert \S+\/pki\/ca\.crt -H 'Authorization: Bearer \S+' https:/);
-    // The stack's environment comes from the CLI itself, which runs here from the sources.
-    expect(out).toMatch(/eval "\$\(npx tsx \S*cli\/homeostat\.ts env --stack-name demo-test-\S+\)"/);
-    expect(out).toContain('stopped');
-    expect(existsSync(stackDir(name))).toBe(false);
+  it('given two project folders, two demos run side by side on stacks of their own and each brings its examples to Ready, prints the links and stops everything', async () => {
+    // No --stack-name: each project's default name is its own (issue 31: every project's demo used the
+    // same stack name, so a second demo stopped the first one's stack).
+    const folders = ['ranch-a', 'ranch-b'].map((p) => mkdtempSync(join(tmpdir(), `${p}-`)));
+    try {
+      const demos = folders.map((folder) => startDemo(['--exit-when-ready'], folder));
+      const results = await Promise.all(demos.map(async (d) => ({ code: await d.exited, out: d.output() })));
+      const names = results.map(({ out }) => /env --stack-name ([a-z0-9._-]+)\)/.exec(out)?.[1]);
+      expect(names[0]).toMatch(/^demo-ranch-a-/);
+      expect(names[1]).toMatch(/^demo-ranch-b-/);
+      for (const [i, { code, out }] of results.entries()) {
+        expect({ code, out }).toEqual({ code: 0, out: expect.stringContaining('the examples are Ready') });
+        expect(out).toMatch(/postgresdatabases\/pony-spawner-db\s+Ready — All 5 steps succeeded/);
+        expect(out).toMatch(/apps\/pony-spawner\s+Ready — All 3 steps succeeded/);
+        expect(out).toMatch(
+          /Temporal UI\s+http:\/\/127\.0\.0\.1:\d+\/namespaces\/homeostat\/workflows\?query=HomeostatNamespace/,
+        );
+        expect(out).toMatch(/kubectl\s+kubectl --kubeconfig \S+\/kubeconfig get/);
+        expect(out).toMatch(/API\s+https:\/\/127\.0\.0\.1:\d+\s+\(token \S+\)/);
+        expect(out).toMatch(/curl --cacert \S+\/pki\/ca\.crt -H 'Authorization: Bearer \S+' https:/);
+        // The stack's environment comes from the CLI itself, which runs here from the sources.
+        expect(out).toMatch(/eval "\$\(npx tsx \S*cli\/homeostat\.ts env --stack-name demo-ranch-\S+\)"/);
+        expect(out).toContain('stopped');
+        expect(existsSync(stackDir(names[i]!))).toBe(false);
+      }
+    } finally {
+      for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('given it keeps running, the printed API token works and each process’s /metrics shows the reconcile metrics; Ctrl-C stops all', async () => {
     const name = `demo-test-${randomSuffix()}`;
-    const demo = startDemo('--stack-name', name);
+    const demo = startDemo(['--stack-name', name]);
     try {
       const deadline = Date.now() + 240_000;
       while (!demo.output().includes('press Ctrl-C') && demo.child.exitCode === null && Date.now() < deadline) {
@@ -83,6 +125,24 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       const [, api, token] = /API\s+(https:\/\/127\.0\.0\.1:\d+)\s+\(token (\S+)\)/.exec(out)!;
       const [, caFile] = /curl --cacert (\S+) /.exec(out)!;
       const ca = readFileSync(caFile!);
+
+      // Its files are this user's alone (issue 31): folders 0700, files 0600, the PostgreSQL data too.
+      const dir = stackDir(name);
+      expect(lstatSync(stacksRoot()).mode & 0o777).toBe(0o700);
+      expect(notPrivate(dir)).toEqual([]);
+      const pgData = postgresDataDir(dir);
+      if (!pgData.startsWith(dir)) {
+        expect(lstatSync(dirname(pgData)).mode & 0o777).toBe(0o700);
+        expect(notPrivate(pgData)).toEqual([]);
+      }
+      if (process.getuid?.() === 0) {
+        for (const file of ['state.json', 'pki/ca.key', 'logs/temporal.log', 'kubeconfig']) {
+          expect(existsSync(join(dir, file))).toBe(true);
+          expect({ file, readable: nobodyCanRead(join(dir, file)) }).toEqual({ file, readable: false });
+        }
+        expect(nobodyCanRead(join(pgData, 'PG_VERSION'))).toBe(false);
+      }
+
       const [, worker, bridge] = /metrics\s+worker (\S+) · bridge (\S+) · api \S+/.exec(out)!;
 
       // An API-triggered reconcile with the printed token.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   binaryPath,
   cacheDir,
+  defaultStackName,
   envLines,
   goServers,
   stackDir,
@@ -18,8 +19,19 @@ describe('devstack paths and endpoints', () => {
     expect(cacheDir({ HOME: '/home/x' })).toMatch(/\.cache\/homeostat$/);
     expect(cacheDir({ HOMEOSTAT_CACHE_DIR: '/c' })).toBe('/c');
     expect(cacheDir({ XDG_CACHE_HOME: '/xdg' })).toBe('/xdg/homeostat');
-    expect(stacksRoot({})).toBe(join(tmpdir(), 'homeostat-devstack'));
+    expect(stacksRoot({})).toBe(join(tmpdir(), `homeostat-devstack-${process.getuid?.() ?? 0}`));
     expect(stackDir('demo', { HOMEOSTAT_DEVSTACK_DIR: '/s' })).toBe('/s/demo');
+  });
+
+  it('given two project folders, each gets a stack name of its own, the same every time, valid as a stack name', () => {
+    const a = mkdtempSync(join(tmpdir(), 'Project A-'));
+    const b = mkdtempSync(join(tmpdir(), 'project-b-'));
+    const nameA = defaultStackName('demo', a);
+    expect(nameA).toMatch(/^demo-project-a-[a-z0-9]+-[0-9a-f]{8}$/);
+    expect(defaultStackName('demo', a)).toBe(nameA);
+    expect(defaultStackName('demo', b)).not.toBe(nameA);
+    expect(() => stackDir(nameA)).not.toThrow();
+    expect(() => stackDir(defaultStackName('demo', '/'))).not.toThrow();
   });
 
   it('given a stack name with a path in it, it refuses it', () => {
