@@ -141,12 +141,13 @@ export class FaultEnv {
     };
   }
 
-  /** Starts `homeostat worker` and waits until it polls its task queue. */
-  async startWorker(): Promise<HomeostatProcess> {
+  /** Starts `homeostat worker` (with `extra` environment) and waits until it polls its task queue. */
+  async startWorker(extra: Record<string, string> = {}): Promise<HomeostatProcess> {
     const worker = await spawnHomeostat('worker', {
       ...this.commonEnv(),
       HOMEOSTAT_WORKFLOW_BUNDLE: this.bundlePath,
       HOMEOSTAT_WORKER_IDENTITY: `fault-worker-${randomSuffix(3)}`,
+      ...extra,
     });
     this.processes.push(worker);
     await waitUntil('the worker to poll', () => worker.ready(), 60_000).catch(explain(worker));
