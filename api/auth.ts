@@ -77,7 +77,7 @@ export interface AuthCounts {
  * `authorize` (tests) has every token judged by `authenticate`, under the failure budget.
  */
 export type ApiAuth = Pick<KubernetesAuth, 'authenticate' | 'authorize'> &
-  Partial<Pick<KubernetesAuth, 'known' | 'check' | 'review'>>;
+  Partial<Pick<KubernetesAuth, 'known' | 'check' | 'review' | 'counts'>>;
 
 /** The audience a token must be minted for by default: `kubectl create token <sa> --audience homeostat`. */
 export const defaultAudiences: readonly string[] = ['homeostat'];

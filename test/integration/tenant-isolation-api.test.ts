@@ -214,6 +214,9 @@ describe('tenant isolation: the HTTP API', () => {
         expired: 125,
         'unknown-issuer': 125,
       });
+      const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+      expect(metrics).toContain('homeostat_api_auth_refusals_total{reason="opaque"} 125');
+      expect(metrics).toContain('homeostat_api_token_reviews_total 1');
     } finally {
       await app.close();
     }
