@@ -34,8 +34,39 @@ export const apiEnvSchema = z
       ),
     /** `true` accepts HOMEOSTAT_API_STATIC_TOKENS (local use only; refused inside a cluster). @default false */
     HOMEOSTAT_API_INSECURE_STATIC_TOKENS: z.enum(['true', 'false']).default('false'),
-    /** Failed authentications per client address per minute before 429 (no TokenReview). @default 30 */
+    /**
+     * Failed TokenReviews per client address per minute, for tokens local verification cannot judge,
+     * before such tokens get 429 (no TokenReview). @default 30
+     */
     HOMEOSTAT_API_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().positive().default(30),
+    /**
+     * OIDC issuers (comma-separated HTTPS URLs, as in their tokens' `iss`) whose JWTs are verified
+     * locally and then reviewed, besides the cluster's ServiceAccount issuer. @default none
+     */
+    HOMEOSTAT_API_OIDC_ISSUERS: z
+      .string()
+      .default('')
+      .transform((text, ctx) => {
+        const issuers = text
+          .split(',')
+          .map((i) => i.trim())
+          .filter(Boolean);
+        for (const i of issuers) {
+          if (!URL.canParse(i) || new URL(i).protocol !== 'https:') {
+            ctx.addIssue({ code: 'custom', message: `not an HTTPS issuer URL: "${i}"` });
+          }
+        }
+        return issuers;
+      }),
+    /**
+     * `true` sends opaque (non-JWT) bearer tokens to TokenReview (a webhook token authenticator),
+     * under the failure budget; otherwise they are refused without one. @default false
+     */
+    HOMEOSTAT_API_REVIEW_OPAQUE_TOKENS: z.enum(['true', 'false']).default('false'),
+    /** Seconds an allowed SubjectAccessReview answer is reused (0: not cached). @default 30 */
+    HOMEOSTAT_API_ACCESS_CACHE_ALLOWED_SECONDS: z.coerce.number().min(0).max(600).default(30),
+    /** Seconds a denied SubjectAccessReview answer is reused (0: not cached). @default 5 */
+    HOMEOSTAT_API_ACCESS_CACHE_DENIED_SECONDS: z.coerce.number().min(0).max(600).default(5),
     /**
      * Base64 key (32+ bytes) sealing list page tokens: the same on every replica, so a page token from
      * one is good on another. @default random per process

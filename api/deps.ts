@@ -4,7 +4,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { plansOf, type Operator } from '../core/operator';
 import { planRegistry, type PlanRegistry } from '../core/plan';
-import type { KubernetesAuth } from './auth';
+import type { ApiAuth } from './auth';
 import type { CodecEndpointOptions } from './codec-endpoint';
 
 /** What the API needs. */
@@ -15,7 +15,7 @@ export interface ApiDeps {
   readonly plans: PlanRegistry;
   /** Short names by kind (`pgdb`), listed by `GET /v1/kinds` for clients that resolve kinds. */
   readonly shortNames?: Readonly<Record<string, readonly string[]>>;
-  readonly auth: Pick<KubernetesAuth, 'authenticate' | 'authorize'> & Partial<Pick<KubernetesAuth, 'known'>>;
+  readonly auth: ApiAuth;
   readonly log: Logger;
   /** @default 'homeostat' */
   readonly taskQueue: string;
@@ -36,8 +36,10 @@ export interface ApiDeps {
     readonly allowedOrigins?: readonly string[];
   };
   /**
-   * Failed authentications (no token, a malformed or an invalid one) one client address may make per
-   * minute before it gets 429 without a TokenReview. @default 30
+   * Failed TokenReviews of tokens local verification cannot judge (opaque tokens when they may be
+   * reviewed, JWTs while their issuer's keys cannot be fetched) one client address may cause per
+   * minute before such tokens get 429 without a TokenReview. Tokens refused or verified locally are
+   * never limited. @default 30
    */
   readonly authFailuresPerMinute?: number;
   /** Deadline of each call to Temporal (the wait for a pass has its own, `reconcileWaitMs`). @default 10_000 */

@@ -1,7 +1,8 @@
 /**
- * A budget of failed authentications per client address, spent before any TokenReview: a caller
- * sending requests without a token or with made-up tokens costs the API server a TokenReview only
- * until its budget for the minute is gone, then gets 429 without one.
+ * A budget of failed TokenReviews per client address, for the tokens local verification cannot judge
+ * (opaque tokens when they may be reviewed, JWTs while their issuer's keys are unavailable): made-up
+ * ones cost the API server a TokenReview only until the address's budget for the minute is gone, then
+ * get 429 without one. Tokens verified or refused locally never touch it.
  */
 
 /** Options of {@link AuthFailureLimiter}. */

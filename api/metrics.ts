@@ -1,8 +1,11 @@
 /**
  * The API's Prometheus metrics, served at `/metrics`: the process's defaults, requests and their
- * duration by route, and API-triggered reconciles by kind and result.
+ * duration by route, API-triggered reconciles by kind and result, and what authentication and
+ * authorization cost (tokens refused locally by reason, TokenReviews and SubjectAccessReviews made,
+ * answers taken from the cache).
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AuthCounts } from './auth';
 import type { ApiApp } from './route-context';
 
 /** The API's metrics registry and the counter its reconcile route feeds. */
@@ -12,8 +15,36 @@ export interface ApiMetrics {
   readonly reconciles: Counter<'kind' | 'result'>;
 }
 
-/** Creates the API's metrics and counts every response of `app`. */
-export function apiMetrics(app: ApiApp): ApiMetrics {
+/** Counters read from `counts` when scraped (they only grow). */
+function authMetrics(registry: Registry, auth: { readonly counts?: AuthCounts }): void {
+  const read = (name: string, help: string, value: (c: AuthCounts) => number): void => {
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        if (auth.counts) this.inc(value(auth.counts));
+      },
+    });
+  };
+  read('homeostat_api_token_reviews_total', 'TokenReviews sent to the API server', (c) => c.tokenReviews);
+  read('homeostat_api_access_reviews_total', 'SubjectAccessReviews sent to the API server', (c) => c.accessReviews);
+  read('homeostat_api_access_cache_hits_total', 'Authorization answers taken from the cache', (c) => c.accessCacheHits);
+  new Counter({
+    name: 'homeostat_api_auth_refusals_total',
+    help: 'Bearer tokens refused by local verification, without a TokenReview, by reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, n] of Object.entries(auth.counts?.refusals ?? {})) this.inc({ reason }, n);
+    },
+  });
+}
+
+/** Creates the API's metrics and counts every response of `app` (and, given `auth`, what it reviewed and refused). */
+export function apiMetrics(app: ApiApp, auth?: { readonly counts?: AuthCounts }): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'homeostat_api_' });
   const requests = new Counter({
@@ -34,6 +65,7 @@ export function apiMetrics(app: ApiApp): ApiMetrics {
     labelNames: ['kind', 'result'] as const,
     registers: [registry],
   });
+  if (auth) authMetrics(registry, auth);
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     requests.inc({ route, method: req.method, status: String(reply.statusCode) });

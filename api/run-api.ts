@@ -64,6 +64,15 @@ export async function startApiComponent(options: {
       kc,
       staticTokens: config.HOMEOSTAT_API_STATIC_TOKENS,
       audiences: config.HOMEOSTAT_API_AUDIENCES,
+      oidcIssuers: config.HOMEOSTAT_API_OIDC_ISSUERS,
+      reviewOpaqueTokens: config.HOMEOSTAT_API_REVIEW_OPAQUE_TOKENS === 'true',
+      allowedCacheMs: config.HOMEOSTAT_API_ACCESS_CACHE_ALLOWED_SECONDS * 1000,
+      deniedCacheMs: config.HOMEOSTAT_API_ACCESS_CACHE_DENIED_SECONDS * 1000,
+      onKeysError: (issuer, err) =>
+        log.warn(
+          { issuer, err },
+          'token issuer keys not fetched; its tokens go to TokenReview under the failure budget',
+        ),
     }),
     authFailuresPerMinute: config.HOMEOSTAT_API_AUTH_FAILURES_PER_MINUTE,
     ...(config.HOMEOSTAT_API_PAGE_TOKEN_KEY ? { pageTokenKey: config.HOMEOSTAT_API_PAGE_TOKEN_KEY } : {}),

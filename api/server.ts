@@ -34,7 +34,7 @@ export async function buildApiServer(deps: ApiDeps) {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
-  const metrics = apiMetrics(app);
+  const metrics = apiMetrics(app, deps.auth);
   answerWithProblems(app);
   await describeWithOpenApi(app);
   await limitRequestRate(app, deps.rateLimitPerMinute ?? 600);

@@ -39,6 +39,10 @@ describe('configuration parsing', () => {
       HOMEOSTAT_API_STATIC_TOKENS: [],
       HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'false',
       HOMEOSTAT_API_AUTH_FAILURES_PER_MINUTE: 30,
+      HOMEOSTAT_API_OIDC_ISSUERS: [],
+      HOMEOSTAT_API_REVIEW_OPAQUE_TOKENS: 'false',
+      HOMEOSTAT_API_ACCESS_CACHE_ALLOWED_SECONDS: 30,
+      HOMEOSTAT_API_ACCESS_CACHE_DENIED_SECONDS: 5,
       HOMEOSTAT_API_RATE_LIMIT_PER_MINUTE: 600,
       HOMEOSTAT_API_RECONCILE_WAIT_SECONDS: 30,
       LOG_LEVEL: 'info',
@@ -50,6 +54,18 @@ describe('configuration parsing', () => {
     expect(
       parseEnv('api', apiEnvSchema, { ...home, ...tls, HOMEOSTAT_API_AUDIENCES: '' }).config.HOMEOSTAT_API_AUDIENCES,
     ).toEqual([]);
+    expect(
+      parseEnv('api', apiEnvSchema, {
+        ...home,
+        ...tls,
+        HOMEOSTAT_API_OIDC_ISSUERS: 'https://login.example.com/realms/a, https://accounts.google.com',
+      }).config.HOMEOSTAT_API_OIDC_ISSUERS,
+    ).toEqual(['https://login.example.com/realms/a', 'https://accounts.google.com']);
+    expect(
+      problemsOf(() =>
+        parseEnv('api', apiEnvSchema, { ...home, ...tls, HOMEOSTAT_API_OIDC_ISSUERS: 'http://login.example.com' }),
+      ),
+    ).toEqual(['HOMEOSTAT_API_OIDC_ISSUERS: not an HTTPS issuer URL: "http://login.example.com"']);
   });
 
   it('given no certificate, half of one, or static tokens without their flag or inside a cluster, the API refuses to start and says why', () => {
