@@ -1,7 +1,8 @@
 /**
  * Every error the API meets, answered as a problem document (`application/problem+json`): its own
  * {@link ApiProblem}s, request validation, Fastify's and its plugins' client errors, Temporal's
- * deadline and unavailability, and anything else as a logged 502; unknown routes as 404.
+ * deadline and unavailability, and anything else as a logged 502; unknown routes as 404 (a served path
+ * asked with another method is a 405 before it gets here: authenticate-first.ts).
  */
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';

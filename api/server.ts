@@ -3,8 +3,8 @@
  * of the object's workflow, read its state through the `state` query, list objects through Temporal
  * visibility, with Kubernetes authentication and authorization on every object route, problem
  * documents for every error, rate limits per caller, size limits, timeouts, health, metrics and an
- * OpenAPI document generated from the same schemas. Authentication comes before any other answer. This file puts the parts together; each has a
- * file of its own.
+ * OpenAPI document generated from the same schemas. Authentication comes before any other answer.
+ * This file puts the parts together; each has a file of its own.
  */
 import Fastify from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';

@@ -48,11 +48,13 @@ npx tsx devstack/cli.ts build --cluster
 schemathesis_version=4.32.5
 schemathesis_venv=${HOMEOSTAT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/homeostat}/schemathesis-$schemathesis_version
 if [[ ! -f $schemathesis_venv/.complete ]]; then
-  command -v python3 >/dev/null || { echo "the API contract test runs schemathesis: install Python 3.10+ with venv" >&2; exit 1; }
+  command -v python3 >/dev/null ||
+    { echo "the API contract test runs schemathesis: install Python 3.10+ with venv" >&2; exit 1; }
   step "installing schemathesis $schemathesis_version (PyPI) into $schemathesis_venv"
   rm -rf "$schemathesis_venv"
   python3 -m venv "$schemathesis_venv"
-  "$schemathesis_venv/bin/pip" install --progress-bar on --disable-pip-version-check "schemathesis==$schemathesis_version"
+  "$schemathesis_venv/bin/pip" install --progress-bar on --disable-pip-version-check \
+    "schemathesis==$schemathesis_version"
   "$schemathesis_venv/bin/schemathesis" --version
   touch "$schemathesis_venv/.complete"
 else
