@@ -8,7 +8,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -274,6 +274,7 @@ describe('API contract', () => {
           resolve({ code: err ? ((err as { code?: number | string }).code ?? 'killed') : 0, output: stdout + stderr }),
       );
     });
+    rmSync(dir, { recursive: true, force: true });
     const summary = /Test cases:\n\s*(.+)/.exec(output)?.[1] ?? 'no summary';
     process.stdout.write(`[figures] api contract fuzzer (${auth ? 'with a token' : 'without a token'}): ${summary}\n`);
     if (code !== 0) process.stdout.write(`schemathesis exited ${code}:\n${output}\n`);
