@@ -110,7 +110,8 @@ export async function codecEndpoint(parent: FastifyInstance, options: CodecEndpo
   });
 
   for (const operation of ['decode', 'encode'] as const) {
-    app.options(`/${operation}`, { schema: { hide: true } }, async (_req, reply) =>
+    // A browser's preflight carries no credentials: public (see authenticate-first.ts).
+    app.options(`/${operation}`, { schema: { hide: true }, config: { public: true } }, async (_req, reply) =>
       reply.headers(corsHeaders).status(204).send(),
     );
     app.post(

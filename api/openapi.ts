@@ -1,6 +1,7 @@
 /**
  * The API's OpenAPI 3.0 document, generated from the routes' zod schemas, with bearer authentication
- * and every error answer typed `application/problem+json` (RFC 9457).
+ * and every error answer typed `application/problem+json` (RFC 9457); its description says what the
+ * operations cannot: authentication first, 405 with `Allow`.
  */
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
@@ -19,7 +20,15 @@ export async function describeWithOpenApi(app: ApiApp): Promise<void> {
       info: {
         title: 'homeostat API',
         version: '0.1.0',
-        description: 'Trigger and read reconciles of Kubernetes objects.',
+        description: [
+          'Trigger and read reconciles of Kubernetes objects.',
+          '',
+          'Authentication comes before any other answer: every request but the public ones (`/healthz`, `/readyz`, `/metrics`, this document, CORS preflights of `/codec/…`) needs a valid bearer token, and without one it gets 401 whatever its path, method or parameters, so a caller without a token learns nothing of the paths, kinds or methods served (past the failed-authentication budget of its address, 429).',
+          '',
+          'An authenticated caller gets 405 `ERR_METHOD_NOT_ALLOWED` with an `Allow` header for a method a path of this document is not served with, and 404 `ERR_NOT_FOUND` for a path no route serves.',
+          '',
+          'Errors are problem documents (`application/problem+json`, RFC 9457) with a stable `code`. Use `core` as the group of the core API group, and `_` as the namespace of cluster-scoped kinds.',
+        ].join('\n'),
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],

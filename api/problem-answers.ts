@@ -1,7 +1,8 @@
 /**
  * Every error the API meets, answered as a problem document (`application/problem+json`): its own
  * {@link ApiProblem}s, request validation, Fastify's and its plugins' client errors, Temporal's
- * deadline and unavailability, and anything else as a logged 502; unknown routes as 404.
+ * deadline and unavailability, and anything else as a logged 502; unknown routes as 404 (a served path
+ * asked with another method is a 405 before it gets here: authenticate-first.ts).
  */
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
@@ -24,12 +25,14 @@ export function answerWithProblems(app: ApiApp): void {
     if (err instanceof ApiProblem) {
       doc = problem(err.code, err.message, req.url);
       if (err.retryAfterSeconds !== undefined) void reply.header('retry-after', String(err.retryAfterSeconds));
+      if (err.allow !== undefined) void reply.header('allow', err.allow.join(', '));
     } else if (hasZodFastifySchemaValidationErrors(err)) {
       const detail = err.validation.map((v) => `${v.instancePath || 'request'}: ${v.message ?? 'invalid'}`).join('; ');
       doc = problem('ERR_VALIDATION', `invalid ${err.validationContext ?? 'request'}: ${detail}`, req.url);
     } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
       // Fastify's and its plugins' client errors, as the documented code of their status (a status the
-      // API does not document, e.g. 405, is answered as a 400 rather than with an undocumented status).
+      // API does not document is answered as a 400 rather than with an undocumented status; undeclared
+      // methods never get here: see allowed-methods.ts).
       const detail = typeof err.message === 'string' && err.message !== '' ? err.message : 'the request was refused';
       doc = problem(fastifyCodes[err.statusCode] ?? 'ERR_VALIDATION', detail, req.url);
     } else if (temporalStatus(err) === grpcDeadlineExceeded) {
@@ -40,6 +43,8 @@ export function answerWithProblems(app: ApiApp): void {
       req.log.error({ err }, 'request failed');
       doc = problem('ERR_UPSTREAM', 'the request failed; see the server log', req.url);
     }
+    // RFC 9110: a 401 names the scheme it wants.
+    if (doc.status === 401) void reply.header('www-authenticate', 'Bearer');
     return reply.status(doc.status).type('application/problem+json').send(doc);
   });
   app.setNotFoundHandler((req, reply) =>

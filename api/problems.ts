@@ -12,6 +12,7 @@ export const problemCodes = {
   ERR_UNKNOWN_KIND: 404,
   ERR_OBJECT_NOT_FOUND: 404,
   ERR_NO_WORKFLOW: 404,
+  ERR_METHOD_NOT_ALLOWED: 405,
   ERR_CONFLICT: 409,
   ERR_PAYLOAD_TOO_LARGE: 413,
   ERR_UNSUPPORTED_MEDIA_TYPE: 415,
@@ -40,14 +41,17 @@ export class ApiProblem extends Error {
   readonly status: number;
   /** Sent as `Retry-After` (seconds). */
   readonly retryAfterSeconds?: number;
+  /** Sent as `Allow` (a 405's methods of the resource). */
+  readonly allow?: readonly string[];
   constructor(
     readonly code: ProblemCode,
     message: string,
-    options: { cause?: unknown; retryAfterSeconds?: number } = {},
+    options: { cause?: unknown; retryAfterSeconds?: number; allow?: readonly string[] } = {},
   ) {
     super(message, options.cause === undefined ? {} : { cause: options.cause });
     this.status = problemCodes[code];
     if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+    if (options.allow !== undefined) this.allow = options.allow;
   }
 }
 
@@ -56,6 +60,7 @@ const titles: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',

@@ -62,19 +62,54 @@ const outcomeSchema = z.object({
   requeueAfterMs: z.number().optional(),
   statusWritten: z.boolean(),
 });
-const problemSchema = z.object({
-  type: z.string(),
-  title: z.string(),
-  status: z.number(),
-  code: z.string(),
-  detail: z.string(),
-  instance: z.string().optional(),
-});
+/** What each status of a problem answer means on every route; a route may say more of its own. */
+const problemMeanings = {
+  400: 'The request does not fit this document (path, query or body), or its JSON body does not parse.',
+  401: 'No valid bearer token. Answered before anything else, for every path and method but the public ones.',
+  403: 'RBAC does not allow the caller the verb on the resource (SubjectAccessReview).',
+  404: 'Nothing is there.',
+  409: 'The object’s workflow refused the request.',
+  413: 'The body is over the size limit (16 KiB by default).',
+  415: 'The body is not `application/json`.',
+  429: 'Over the rate limit of the caller, or over the failed-authentication budget of the client address; see `Retry-After`.',
+  502: 'A call the API made failed; the server log has the cause.',
+  503: 'Temporal is unreachable.',
+  504: 'Temporal did not answer in time.',
+} as const;
+
+/** The statuses every route may answer with a problem document (405 is for the methods no route declares). */
+export type ProblemStatus = keyof typeof problemMeanings;
+
+/** A problem document of `status`, whose `code` is one of that status's codes. */
+function problemSchema(status: ProblemStatus, meaning: string) {
+  const codes = (Object.keys(problemCodes) as ProblemCode[]).filter((c) => problemCodes[c] === status);
+  return z
+    .object({
+      type: z.string(),
+      title: z.string(),
+      status: z.literal(status),
+      code: z.enum(codes as [ProblemCode, ...ProblemCode[]]).describe('stable error code'),
+      detail: z.string(),
+      instance: z.string().optional(),
+    })
+    .describe(`${meaning} Codes: ${codes.join(', ')}.`);
+}
+
+/**
+ * The problem answers of a route, in its responses (OpenAPI included): every status the API answers
+ * with a problem document, described, with what `more` says of this route's own causes.
+ */
+export function problemResponsesWith(more: Partial<Record<ProblemStatus, string>> = {}) {
+  return Object.fromEntries(
+    Object.entries(problemMeanings).map(([status, meaning]) => {
+      const s = Number(status) as ProblemStatus;
+      return [s, problemSchema(s, more[s] ? `${meaning} ${more[s]}` : meaning)];
+    }),
+  ) as { [S in ProblemStatus]: ReturnType<typeof problemSchema> };
+}
 
 /** Every status the API answers with a problem document, in every route's responses (OpenAPI included). */
-export const problemResponses = Object.fromEntries(
-  [...new Set(Object.values(problemCodes))].map((status) => [status, problemSchema]),
-) as Record<(typeof problemCodes)[ProblemCode], typeof problemSchema>;
+export const problemResponses = problemResponsesWith();
 
 /** `GET /v1/kinds`: the kinds the API serves. */
 export const kindsResponse = z.object({
@@ -141,9 +176,13 @@ export const listQuery = z.object({
   pageSize: z.coerce.number().int().min(1).max(100).default(50),
   pageToken: z
     .string()
+    .min(23)
     .max(4096)
     .regex(/^[A-Za-z0-9_-]*$/)
-    .optional(),
+    .optional()
+    .describe(
+      'The `nextPageToken` of the previous page, for the same kind, namespace and phase: opaque and sealed by this API, so any other token (made up, altered, for another query, or from an API with another key) is a 400.',
+    ),
 });
 
 /** `GET /v1/objects`: a page of objects. */

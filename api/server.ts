@@ -3,11 +3,13 @@
  * of the object's workflow, read its state through the `state` query, list objects through Temporal
  * visibility, with Kubernetes authentication and authorization on every object route, problem
  * documents for every error, rate limits per caller, size limits, timeouts, health, metrics and an
- * OpenAPI document generated from the same schemas. This file puts the parts together; each has a
- * file of its own.
+ * OpenAPI document generated from the same schemas. Authentication comes before any other answer.
+ * This file puts the parts together; each has a file of its own.
  */
 import Fastify from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { allowedMethods } from './allowed-methods';
+import { authenticateFirst } from './authenticate-first';
 import { codecEndpoint } from './codec-endpoint';
 import type { ApiDeps } from './deps';
 import { apiMetrics } from './metrics';
@@ -38,8 +40,10 @@ export async function buildApiServer(deps: ApiDeps) {
   answerWithProblems(app);
   await describeWithOpenApi(app);
   await limitRequestRate(app, deps.rateLimitPerMinute ?? 600);
+  // Before every route: authentication comes first (after the rate limit), then 405 for a method the
+  // path is not served with.
+  const ctx = authenticateFirst(app, routeContext(deps), allowedMethods(app));
 
-  const ctx = routeContext(deps);
   serviceRoutes(app, ctx, metrics.registry);
   if (deps.codec) {
     await app.register(codecEndpoint, {

@@ -41,3 +41,22 @@ fi
 # built here rather than inside a test's setup hook, where a cold build would outlast its timeout.
 step "local stack servers (Go builds are cached; a cold build takes about 15-20 minutes on 2 cores)"
 npx tsx devstack/cli.ts build --cluster
+
+# schemathesis: the contract fuzzer of test/integration/api-contract.test.ts, a pinned version from PyPI in
+# a venv cached outside the repo, keyed by that version (a new pin installs beside the old one). A venv
+# cannot be moved, so it is built in place and marked complete last: an interrupted install is redone.
+schemathesis_version=4.32.5
+schemathesis_venv=${HOMEOSTAT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/homeostat}/schemathesis-$schemathesis_version
+if [[ ! -f $schemathesis_venv/.complete ]]; then
+  command -v python3 >/dev/null ||
+    { echo "the API contract test runs schemathesis: install Python 3.10+ with venv" >&2; exit 1; }
+  step "installing schemathesis $schemathesis_version (PyPI) into $schemathesis_venv"
+  rm -rf "$schemathesis_venv"
+  python3 -m venv "$schemathesis_venv"
+  "$schemathesis_venv/bin/pip" install --progress-bar on --disable-pip-version-check \
+    "schemathesis==$schemathesis_version"
+  "$schemathesis_venv/bin/schemathesis" --version
+  touch "$schemathesis_venv/.complete"
+else
+  step "schemathesis $schemathesis_version cached in $schemathesis_venv"
+fi

@@ -7,7 +7,7 @@ import { objectWorkflowType, searchAttributeKeys } from '../../core/definitions'
 import { pageTokens } from '../page-tokens';
 import { ApiProblem } from '../problems';
 import type { ApiApp, RouteContext } from '../route-context';
-import { dnsLabel, listQuery, listResponse, phases, problemResponses } from '../schemas';
+import { dnsLabel, listQuery, listResponse, phases, problemResponsesWith } from '../schemas';
 
 const executionStatuses = [
   'UNSPECIFIED',
@@ -41,14 +41,21 @@ export function objectListRoutes(app: ApiApp, ctx: RouteContext): void {
         description:
           'A page of objects of one kind, filtered by namespace and phase (search attributes). Requires `list` on the resource.',
         querystring: listQuery,
-        response: { 200: listResponse, ...problemResponses },
+        response: {
+          200: listResponse,
+          ...problemResponsesWith({
+            400: 'Here also: a `pageToken` this API did not issue for this very query.',
+            404: 'Here: no reconciler serves the kind (`ERR_UNKNOWN_KIND`).',
+          }),
+        },
       },
     },
     async (req) => {
       const q = req.query;
+      // Authenticated first (by the server's hook already): the kinds are only told to a known caller.
+      const who = await ctx.caller(req);
       const plan = Object.values(deps.plans).find((p) => p.kind === q.kind);
       if (!plan) throw new ApiProblem('ERR_UNKNOWN_KIND', `no reconciler for kind ${q.kind}`);
-      const who = await ctx.caller(req);
       await ctx.allow(who, {
         verb: 'list',
         group: plan.group,

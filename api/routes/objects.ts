@@ -21,7 +21,7 @@ import type { ApiApp, RouteContext } from '../route-context';
 import {
   objectParams,
   objectStateResponse,
-  problemResponses,
+  problemResponsesWith,
   reconcileAccepted,
   reconcileBody,
   reconcileDone,
@@ -30,6 +30,10 @@ import {
 } from '../schemas';
 import { grpcDeadlineExceeded, temporalStatus } from '../temporal-calls';
 
+/** Why a path of one object is a 404: the kind, the scope, and what `missing` says. */
+const notFound = (missing: string) =>
+  `Here: no reconciler serves the group, version and kind (\`ERR_UNKNOWN_KIND\`); the namespace does not fit the kind’s scope, a namespace for a cluster-scoped kind or \`_\` for a namespaced one (\`ERR_OBJECT_NOT_FOUND\`); ${missing}.`;
+
 function findPlanFor(plans: PlanRegistry, p: ObjectParams): ReconcilerPlan {
   const group = p.group === 'core' ? '' : p.group;
   const plan = Object.values(plans).find((x) => x.group === group && x.kind === p.kind && x.version === p.version);
@@ -37,13 +41,18 @@ function findPlanFor(plans: PlanRegistry, p: ObjectParams): ReconcilerPlan {
   return plan;
 }
 
+/**
+ * The object a path names. A path whose scope does not fit the kind names no object: 404, as the
+ * Kubernetes API server answers a cluster-scoped resource asked for in a namespace (the document cannot
+ * tie the namespace to the kind, so a 400 would refuse a request the document allows).
+ */
 function refOf(plan: ReconcilerPlan, p: ObjectParams): ObjectRef {
   if ((plan.scope === 'Cluster') !== (p.namespace === '_')) {
     throw new ApiProblem(
-      'ERR_VALIDATION',
+      'ERR_OBJECT_NOT_FOUND',
       plan.scope === 'Cluster'
-        ? `${plan.kind} is cluster-scoped: use _ as namespace`
-        : `${plan.kind} is namespaced: _ is not a namespace`,
+        ? `${plan.kind} is cluster-scoped: no ${plan.kind} is in a namespace (name its objects with _ as namespace)`
+        : `${plan.kind} is namespaced: no ${plan.kind} is outside a namespace (_ names cluster-scoped objects)`,
     );
   }
   return {
@@ -57,16 +66,17 @@ function refOf(plan: ReconcilerPlan, p: ObjectParams): ObjectRef {
 
 /**
  * The plan and reference of the object a request names, and its caller, once authorized for `verb`
- * on the object (problems: unknown kind, wrong scope, 401, 403).
+ * on the object (problems: 401, unknown kind, wrong scope, 403).
  */
 async function objectAccess(
   ctx: RouteContext,
   req: FastifyRequest & { params: ObjectParams },
   verb: 'reconcile' | 'get',
 ): Promise<{ plan: ReconcilerPlan; ref: ObjectRef; who: Caller }> {
+  // Authenticated first (by the server's hook already): kinds and scopes are only told to a known caller.
+  const who = await ctx.caller(req);
   const plan = findPlanFor(ctx.deps.plans, req.params);
   const ref = refOf(plan, req.params);
-  const who = await ctx.caller(req);
   await ctx.allow(who, { verb, group: plan.group, resource: plan.plural, namespace: ref.namespace, name: ref.name });
   return { plan, ref, who };
 }
@@ -88,7 +98,11 @@ export function objectRoutes(app: ApiApp, ctx: RouteContext, reconciles: Counter
         params: objectParams,
         querystring: reconcileQuery,
         body: reconcileBody,
-        response: { 200: reconcileDone, 202: reconcileAccepted, ...problemResponses },
+        response: {
+          200: reconcileDone,
+          202: reconcileAccepted,
+          ...problemResponsesWith({ 404: notFound('the object does not exist (`ERR_OBJECT_NOT_FOUND`)') }),
+        },
       },
     },
     async (req, reply) => {
@@ -172,7 +186,10 @@ export function objectRoutes(app: ApiApp, ctx: RouteContext, reconciles: Counter
         summary: 'Read an object’s reconcile state',
         description: 'The `state` query of the object’s workflow. Requires `get` on the resource.',
         params: objectParams,
-        response: { 200: objectStateResponse, ...problemResponses },
+        response: {
+          200: objectStateResponse,
+          ...problemResponsesWith({ 404: notFound('the object has no workflow yet (`ERR_NO_WORKFLOW`)') }),
+        },
       },
     },
     async (req) => {

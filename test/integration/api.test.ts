@@ -200,7 +200,7 @@ describe('HTTP API', () => {
       ['POST', `${path('no-such-app')}/reconcile`, 404, 'ERR_OBJECT_NOT_FOUND'],
       ['GET', path('no-such-app'), 404, 'ERR_NO_WORKFLOW'],
       ['POST', `/v1/objects/homeostat.dev/v1alpha1/App/${t.namespace}/Bad_Name/reconcile`, 400, 'ERR_VALIDATION'],
-      ['POST', `/v1/objects/homeostat.dev/v1alpha1/App/_/x/reconcile`, 400, 'ERR_VALIDATION'],
+      ['POST', `/v1/objects/homeostat.dev/v1alpha1/App/_/x/reconcile`, 404, 'ERR_OBJECT_NOT_FOUND'], // scope: no such object
       ['POST', `${path('pony-api')}/reconcile?wait=maybe`, 400, 'ERR_VALIDATION'],
       ['GET', '/v1/objects', 400, 'ERR_VALIDATION'],
       ['GET', '/v1/nothing-here', 404, 'ERR_NOT_FOUND'],
