@@ -73,30 +73,21 @@ export const extensionName = z
   .max(63)
   .regex(/^[a-z_][a-z0-9_-]*$/, 'extension names are lowercase and start with a letter or _');
 
+/** One connection limit of a server: a positive count, unset for the computed value. */
+const connectionLimit = (description: string) => z.number().int().min(1).max(10000).optional().describe(description);
+
 /**
  * The connection limits a server gives each `PostgresDatabase` (its database and its owner role alike).
  * Unset values follow the server's own `max_connections`; see `docs/postgres.md`.
  */
 export const connectionLimitsSchema = celRule(
   z.object({
-    default: z
-      .number()
-      .int()
-      .min(1)
-      .max(10000)
-      .optional()
-      .describe(
-        'The connection limit of a PostgresDatabase that sets none (or sets -1). Default: a tenth of the connections open to ordinary roles (max_connections minus superuser_reserved_connections and reserved_connections), at least 1, and never above the ceiling.',
-      ),
-    ceiling: z
-      .number()
-      .int()
-      .min(1)
-      .max(10000)
-      .optional()
-      .describe(
-        'The most connections any one PostgresDatabase (its database, and its owner role on every database) may have; a larger connectionLimit is lowered to it. Default: a quarter of the connections open to ordinary roles, at least 1.',
-      ),
+    default: connectionLimit(
+      'The connection limit of a PostgresDatabase that sets none (or sets -1). Default: a tenth of the connections open to ordinary roles (max_connections minus superuser_reserved_connections and reserved_connections), at least 1, and never above the ceiling.',
+    ),
+    ceiling: connectionLimit(
+      'The most connections any one PostgresDatabase (its database, and its owner role on every database) may have; a larger connectionLimit is lowered to it. Default: a quarter of the connections open to ordinary roles, at least 1.',
+    ),
   }),
   {
     rule: '!has(self.default) || !has(self.ceiling) || self.default <= self.ceiling',
