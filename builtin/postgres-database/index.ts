@@ -9,12 +9,25 @@ export {
   connectionSecretName,
   extensionSchema,
 } from './reconciler';
-export { ownerMark, markedUid } from './ownership';
+export { ownerMark, markedUid, renameRefusal } from './ownership';
+export {
+  appliedConnectionLimit,
+  connectionLimitsFor,
+  type AppliedLimit,
+  type ConnectionLimits,
+  type ConnectionSettings,
+} from './connection-limits';
 export { postgresDatabasePlan } from './plan';
 export { postgresDatabaseSpec, type PostgresDatabaseSpec } from './schema';
 export { createPostgresServerReconciler, postgresServerReconciler } from './server-reconciler';
 export { postgresServerPlan } from './server-plan';
-export { postgresServerSpec, selectorMatches, type PostgresServerSpec, type NamespaceSelector } from './server-schema';
+export {
+  connectionLimitsSchema,
+  postgresServerSpec,
+  selectorMatches,
+  type PostgresServerSpec,
+  type NamespaceSelector,
+} from './server-schema';
 export { defaultSystemNamespace, type PostgresOptions } from './server';
 export { scramSha256Verifier } from './scram';
 export { parseServerUrl, tlsOptionsFor, type ServerAddress, type SslMode } from './connection';

@@ -26,6 +26,8 @@ export interface RoleRow {
   readonly replication: boolean;
   readonly bypassrls: boolean;
   readonly canlogin: boolean;
+  /** `rolconnlimit`: -1 for none. */
+  readonly limit: number;
   readonly comment: string | null;
 }
 
@@ -34,7 +36,7 @@ export async function readRole(db: Client, role: string): Promise<RoleRow | unde
   return (
     await db.query<RoleRow>(
       `SELECT r.rolsuper AS superuser, r.rolcreaterole AS createrole, r.rolreplication AS replication,
-              r.rolbypassrls AS bypassrls, r.rolcanlogin AS canlogin,
+              r.rolbypassrls AS bypassrls, r.rolcanlogin AS canlogin, r.rolconnlimit AS limit,
               pg_catalog.shobj_description(r.oid, 'pg_authid') AS comment
          FROM pg_catalog.pg_roles r WHERE r.rolname = $1`,
       [role],
@@ -67,6 +69,12 @@ export interface DatabaseRow {
   readonly template: boolean;
   readonly comment: string | null;
   readonly ownerComment: string | null;
+  /** Whether every role may connect (`CONNECT` granted to `PUBLIC`, as on a database nobody restricted). */
+  readonly publicConnect: boolean;
+  /** Whether the owner role holds `CONNECT`. */
+  readonly ownerConnect: boolean;
+  /** Whether the admin (the session's user) holds `CONNECT`. */
+  readonly adminConnect: boolean;
 }
 
 /** The catalog row of a database, or `undefined` when there is none. */
@@ -75,7 +83,10 @@ export async function readDatabase(db: Client, name: string): Promise<DatabaseRo
     await db.query<DatabaseRow>(
       `SELECT o.rolname AS owner, d.datconnlimit AS limit, d.datistemplate AS template,
               pg_catalog.shobj_description(d.oid, 'pg_database') AS comment,
-              pg_catalog.shobj_description(o.oid, 'pg_authid') AS "ownerComment"
+              pg_catalog.shobj_description(o.oid, 'pg_authid') AS "ownerComment",
+              pg_catalog.has_database_privilege('public', d.oid, 'CONNECT') AS "publicConnect",
+              pg_catalog.has_database_privilege(o.oid, d.oid, 'CONNECT') AS "ownerConnect",
+              pg_catalog.has_database_privilege(current_user, d.oid, 'CONNECT') AS "adminConnect"
          FROM pg_catalog.pg_database d JOIN pg_catalog.pg_roles o ON o.oid = d.datdba
         WHERE d.datname = $1`,
       [name],
@@ -98,6 +109,55 @@ export function databaseRefusal(row: DatabaseRow, uid: string, role: string): st
   if (mark) return 'it belongs to another homeostat object';
   if (row.owner === role && ownerMark === uid) return undefined;
   return 'it exists and was not created by homeostat for this object';
+}
+
+/** The roles and databases homeostat created for one object, whatever its spec names now. */
+export interface MarkedNames {
+  /** Roles carrying the object's mark (only a CREATEROLE role can comment on a role: not forgeable). */
+  readonly roles: readonly string[];
+  /**
+   * Databases owned by one of those roles: only homeostat gave a database to such a role (the role
+   * itself has no CREATEDB, and giving a database away needs membership in the receiving role).
+   */
+  readonly databases: readonly string[];
+}
+
+/** Finds {@link MarkedNames} of the object with this UID. */
+export async function readMarkedNames(db: Client, uid: string): Promise<MarkedNames> {
+  const roles = (
+    await db.query<{ name: string }>(
+      `SELECT r.rolname AS name FROM pg_catalog.pg_roles r
+        WHERE pg_catalog.shobj_description(r.oid, 'pg_authid') = $1 ORDER BY 1`,
+      [ownerMark(uid)],
+    )
+  ).rows.map((r) => r.name);
+  const databases = (
+    await db.query<{ name: string }>(
+      `SELECT d.datname AS name FROM pg_catalog.pg_database d JOIN pg_catalog.pg_roles o ON o.oid = d.datdba
+        WHERE pg_catalog.shobj_description(o.oid, 'pg_authid') = $1 AND NOT d.datistemplate ORDER BY 1`,
+      [ownerMark(uid)],
+    )
+  ).rows.map((r) => r.name);
+  return { roles, databases };
+}
+
+/**
+ * Why a spec naming `wanted` is refused when homeostat already created `existing` for the object: a
+ * changed `databaseName` or `ownerRole` would leave the old one outside any object, so it is refused.
+ */
+export function renameRefusal(
+  field: 'databaseName' | 'ownerRole',
+  existing: readonly string[],
+  wanted: string,
+): string | undefined {
+  const others = existing.filter((name) => name !== wanted);
+  if (others.length === 0) return undefined;
+  const what = field === 'databaseName' ? 'database' : 'role';
+  return (
+    `${field} changed to ${wanted}, but this object already has ${what} ${others.join(', ')}: ` +
+    `homeostat neither renames nor abandons a ${what}; set ${field} back to ${others[0]}, ` +
+    `or delete this object (its deletionPolicy applies) and create a new one`
+  );
 }
 
 /**

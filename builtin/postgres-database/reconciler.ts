@@ -17,6 +17,11 @@
  * - Extensions come from the server's allow-list and are created in a schema the tenant cannot write to
  *   (see the `extensions` step).
  *
+ * A shared server one tenant cannot deny (issue 31): databases cloned from `template0`, `CONNECT` only
+ * for their owner, a connection limit on every database and role (see `database-step.ts` and
+ * `connection-limits.ts`); `databaseName` and `ownerRole` are fixed once created (a new name is refused),
+ * and deletion drops everything carrying the object's mark, whatever the spec names now.
+ *
  * Every step is idempotent and re-reads what it needs, so a worker killed mid-step is harmless: the role
  * is created and marked in one implicit transaction, and a database left unmarked by a crash between `CREATE
  * DATABASE` (which cannot run in a transaction) and its `COMMENT` is recognised by its owner, the role
@@ -24,7 +29,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import type { Client } from 'pg';
 import {
   adoptionRefused,
   childLabels,
@@ -36,19 +40,23 @@ import {
   type ReferenceWatch,
   type StepContext,
 } from '../../reconcilers';
+import { withAdmin } from './admin-session';
 import { connect, tenantUrl, type ServerAddress } from './connection';
+import { appliedConnectionLimit } from './connection-limits';
+import { ensureDatabase } from './database-step';
 import { fromPostgresError } from './errors';
-import { asOwner, databaseRefusal, markedUid, ownerMark, readDatabase, readRole, roleRefusal } from './ownership';
-import { scramSha256Verifier } from './scram';
 import {
-  adminFacts,
-  adminProblem,
-  defaultSystemNamespace,
-  resolveServer,
-  type AdminFacts,
-  type PostgresOptions,
-  type ResolvedServer,
-} from './server';
+  asOwner,
+  databaseRefusal,
+  ownerMark,
+  readDatabase,
+  readMarkedNames,
+  readRole,
+  renameRefusal,
+  roleRefusal,
+} from './ownership';
+import { scramSha256Verifier } from './scram';
+import { defaultSystemNamespace, resolveServer, type PostgresOptions } from './server';
 import { postgresDatabasePlan } from './plan';
 import { postgresDatabaseSpec, type PostgresDatabaseSpec } from './schema';
 
@@ -90,7 +98,15 @@ const postgresDatabaseCrdOptions: CrdOptions = {
     { name: 'Server', type: 'string', jsonPath: '.spec.serverRef.name', priority: 1 },
     { name: 'Database', type: 'string', jsonPath: '.spec.databaseName' },
     { name: 'Policy', type: 'string', jsonPath: '.spec.deletionPolicy', priority: 1 },
+    { name: 'Limit', type: 'integer', jsonPath: '.status.connectionLimit', priority: 1 },
   ],
+  status: {
+    connectionLimit: {
+      type: 'integer',
+      description:
+        "The connection limit that applies to the database and its owner role: spec.connectionLimit, the PostgresServer's default when unset or -1, lowered to the server's ceiling.",
+    },
+  },
 };
 
 /**
@@ -129,33 +145,6 @@ async function loginCheck(address: ServerAddress, user: string, password: string
 export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) {
   const systemNamespace = options.systemNamespace ?? defaultSystemNamespace;
 
-  /** Runs `fn` on a short-lived admin connection to `database` (default: the admin URL's database). */
-  async function withAdmin<T>(
-    ctx: Ctx,
-    what: string,
-    fn: (db: Client, facts: AdminFacts, server: ResolvedServer) => Promise<T>,
-    database?: string,
-    checkNamespace = true,
-  ): Promise<T> {
-    const server = await resolveServer(ctx, ctx.spec.serverRef.name, ctx.object.namespace ?? '', systemNamespace, {
-      checkNamespace,
-    });
-    let db: Client | undefined;
-    try {
-      db = await connect(server.address, database ? { database } : {});
-      // A role setting a database owner attached to their database (ALTER DATABASE … SET role) is undone.
-      await db.query('SET ROLE NONE');
-      const facts = await adminFacts(db);
-      const problem = adminProblem(facts);
-      if (problem) throw terminal(new Error(`PostgresServer ${server.name}: ${problem}`));
-      return await fn(db, facts, server);
-    } catch (err) {
-      throw fromPostgresError(err, what);
-    } finally {
-      await db?.end().catch(() => {});
-    }
-  }
-
   return defineReconciler({
     crd: postgresDatabaseCrdOptions,
     references: [serverReference],
@@ -181,8 +170,13 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
       async role(ctx) {
         const role = ctx.spec.ownerRole;
         const uid = ctx.object.uid;
-        return withAdmin(ctx, `ensure role ${role}`, async (db, facts, server) => {
+        return withAdmin(ctx, systemNamespace, `ensure role ${role}`, async ({ db, facts, server, limits }) => {
           const ident = db.escapeIdentifier(role);
+          // The same limit as the database's, on the role the tenant logs in with: it holds on every
+          // database (template1 and postgres included), and only a CREATEROLE role can change it.
+          const { limit } = appliedConnectionLimit(ctx.spec.connectionLimit, limits, server.name);
+          const rename = renameRefusal('ownerRole', (await readMarkedNames(db, uid)).roles, role);
+          if (rename) throw terminal(new Error(rename));
           let row = await readRole(db, role);
           if (!row) {
             const password = await readPassword(ctx);
@@ -191,7 +185,7 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
             // dies while the statement waits on a lock, so the role is created exactly once.
             const statements = [
               `CREATE ROLE ${ident} LOGIN PASSWORD ${db.escapeLiteral(scramSha256Verifier(password))} ` +
-                'NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT',
+                `NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT CONNECTION LIMIT ${limit}`,
               `COMMENT ON ROLE ${ident} IS ${db.escapeLiteral(ownerMark(uid))}`,
               // A CREATEROLE admin holds ADMIN on the roles it creates but cannot act as them; SET lets it
               // create the database owned by the role and run the owner's statements (asOwner).
@@ -213,6 +207,10 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
             await db.query(`ALTER ROLE ${ident} WITH LOGIN`);
             fixed.push('LOGIN');
           }
+          if (row.limit !== limit) {
+            await db.query(`ALTER ROLE ${ident} WITH CONNECTION LIMIT ${limit}`);
+            fixed.push(`connection limit ${row.limit} → ${limit}`);
+          }
           if (!facts.superuser) {
             const can = await db.query<{ ok: boolean }>(
               "SELECT pg_catalog.pg_has_role(current_user, $1, 'SET') AS ok",
@@ -231,53 +229,7 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
         });
       },
 
-      async database(ctx) {
-        const { databaseName: name, ownerRole: owner, connectionLimit: limit } = ctx.spec;
-        const uid = ctx.object.uid;
-        return withAdmin(ctx, `ensure database ${name}`, async (db, facts) => {
-          const ident = db.escapeIdentifier(name);
-          const ownerIdent = db.escapeIdentifier(owner);
-          // Owner-only settings of a database homeostat created: its mark, and no access for other roles
-          // (PUBLIC may connect to a new database by default; tenants share the server).
-          const secure = () =>
-            asOwner(db, facts, owner, async () => {
-              await db.query(`COMMENT ON DATABASE ${ident} IS ${db.escapeLiteral(ownerMark(uid))}`);
-              await db.query(`REVOKE ALL ON DATABASE ${ident} FROM PUBLIC`);
-              if (!facts.superuser) {
-                await db.query(`GRANT CONNECT, CREATE ON DATABASE ${ident} TO ${db.escapeIdentifier(facts.user)}`);
-              }
-            });
-          let row = await readDatabase(db, name);
-          if (!row) {
-            try {
-              await db.query(`CREATE DATABASE ${ident} OWNER ${ownerIdent} CONNECTION LIMIT ${limit}`);
-              await secure();
-              return { message: `database ${name} created` };
-            } catch (err) {
-              if ((err as { code?: string }).code !== '42P04') throw err; // created concurrently: check it
-            }
-            row = await readDatabase(db, name);
-            if (!row) throw new HomeostatError('ERR_STEP_FAILED', `database ${name} vanished while it was created`);
-          }
-          const refusal = databaseRefusal(row, uid, owner);
-          if (refusal) throw adoptionRefused(`PostgreSQL database ${name}`, refusal);
-          const fixed: string[] = [];
-          if (row.owner !== owner) {
-            await db.query(`ALTER DATABASE ${ident} OWNER TO ${ownerIdent}`);
-            fixed.push(`owner ${row.owner} → ${owner}`);
-          }
-          if (markedUid(row.comment) !== uid) {
-            await secure();
-            fixed.push('ownership mark');
-          }
-          if (row.limit !== limit) {
-            await asOwner(db, facts, owner, () => db.query(`ALTER DATABASE ${ident} CONNECTION LIMIT ${limit}`));
-            fixed.push(`connection limit ${row.limit} → ${limit}`);
-          }
-          if (fixed.length) ctx.log.info({ database: name, fixed }, 'database drift corrected');
-          return { message: fixed.length ? `corrected ${fixed.join(', ')}` : `database ${name} in line` };
-        });
-      },
+      database: (ctx) => ensureDatabase(ctx, systemNamespace),
 
       /**
        * Extensions run their install scripts with the installing role's rights (a superuser's, or the
@@ -296,8 +248,9 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
         if (extensions.length === 0) return { message: 'no extensions' };
         return withAdmin(
           ctx,
+          systemNamespace,
           `ensure extensions in ${databaseName}`,
-          async (db, facts, server) => {
+          async ({ db, facts, server }) => {
             const refused = extensions.filter((e) => !server.spec.extensions.includes(e));
             if (refused.length) {
               throw terminal(
@@ -342,7 +295,7 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
               message: created.length ? `created ${created.join(', ')}` : `extensions ${extensions.join(', ')}`,
             };
           },
-          databaseName,
+          { database: databaseName },
         );
       },
 
@@ -374,21 +327,31 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
         if (ctx.spec.deletionPolicy === 'Retain') return { message: 'deletionPolicy Retain: database and role kept' };
         const { databaseName, ownerRole } = ctx.spec;
         const uid = ctx.object.uid;
-        return withAdmin(ctx, `drop database ${databaseName} and role ${ownerRole}`, async (db, facts) => {
+        const what = `drop database ${databaseName} and role ${ownerRole}`;
+        return withAdmin(ctx, systemNamespace, what, async ({ db, facts }) => {
           const done: string[] = [];
           const kept: string[] = [];
+          // Whatever the spec names now, everything homeostat created for this object goes with it.
+          const marked = await readMarkedNames(db, uid);
+          const databases = new Set(marked.databases);
           const database = await readDatabase(db, databaseName);
-          if (database && !databaseRefusal(database, uid, ownerRole)) {
-            await asOwner(db, facts, database.owner, () =>
-              db.query(`DROP DATABASE IF EXISTS ${db.escapeIdentifier(databaseName)} WITH (FORCE)`),
+          if (database && !databaseRefusal(database, uid, ownerRole)) databases.add(databaseName);
+          else if (database) kept.push(`database ${databaseName}`);
+          for (const name of databases) {
+            const row = await readDatabase(db, name);
+            if (!row) continue;
+            await asOwner(db, facts, row.owner, () =>
+              db.query(`DROP DATABASE IF EXISTS ${db.escapeIdentifier(name)} WITH (FORCE)`),
             );
-            done.push(`database ${databaseName}`);
-          } else if (database) kept.push(`database ${databaseName}`);
-          const role = await readRole(db, ownerRole);
-          if (role && !roleRefusal(role, uid)) {
-            await db.query(`DROP ROLE IF EXISTS ${db.escapeIdentifier(ownerRole)}`);
-            done.push(`role ${ownerRole}`);
-          } else if (role) kept.push(`role ${ownerRole}`);
+            done.push(`database ${name}`);
+          }
+          for (const name of new Set([...marked.roles, ownerRole])) {
+            const role = await readRole(db, name);
+            if (role && !roleRefusal(role, uid)) {
+              await db.query(`DROP ROLE IF EXISTS ${db.escapeIdentifier(name)}`);
+              done.push(`role ${name}`);
+            } else if (role) kept.push(`role ${name}`);
+          }
           return {
             message:
               [

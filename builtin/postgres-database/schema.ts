@@ -103,18 +103,20 @@ export const postgresDatabaseSpec = z.object({
       "The PostgresServer (cluster-scoped) the database lives on. Its namespaceSelector must select this object's namespace; its admin credentials stay in homeostat's own namespace.",
     ),
   databaseName: pgIdentifier('databaseName').describe(
-    'The database to create. homeostat refuses one that exists and that it did not create for this object.',
+    'The database to create. homeostat refuses one that exists and that it did not create for this object. Fixed once the database exists: a new name is refused (the object is Degraded until the name is set back), never a second database.',
   ),
   ownerRole: pgIdentifier('ownerRole').describe(
-    'The role that owns the database; its password is generated and kept in the connection Secret. homeostat refuses a role that exists and that it did not create for this object.',
+    'The role that owns the database; its password is generated and kept in the connection Secret. homeostat refuses a role that exists and that it did not create for this object. Fixed once the role exists: a new name is refused (the object is Degraded until the name is set back), never a second role.',
   ),
   connectionLimit: z
     .number()
     .int()
     .min(-1)
     .max(10000)
-    .default(-1)
-    .describe('The most connections the database accepts at once; -1 for no limit.'),
+    .optional()
+    .describe(
+      "The most connections the database, and its owner role on any database, accept at once. Unset or -1: the PostgresServer's default (spec.connectionLimits.default); never more than the server's ceiling (spec.connectionLimits.ceiling), to which a larger value is lowered. status.connectionLimit shows the limit that applies.",
+    ),
   extensions: celRule(
     z
       .array(

@@ -4,6 +4,7 @@
  * label selector says which namespaces may use it; an allow-list says which extensions they may ask for.
  */
 import { z } from 'zod';
+import { celRule } from '../../reconcilers';
 
 const labelKey = z
   .string()
@@ -72,6 +73,30 @@ export const extensionName = z
   .max(63)
   .regex(/^[a-z_][a-z0-9_-]*$/, 'extension names are lowercase and start with a letter or _');
 
+/** One connection limit of a server: a positive count, unset for the computed value. */
+const connectionLimit = (description: string) => z.number().int().min(1).max(10000).optional().describe(description);
+
+/**
+ * The connection limits a server gives each `PostgresDatabase` (its database and its owner role alike).
+ * Unset values follow the server's own `max_connections`; see `docs/postgres.md`.
+ */
+export const connectionLimitsSchema = celRule(
+  z.object({
+    default: connectionLimit(
+      'The connection limit of a PostgresDatabase that sets none (or sets -1). Default: a tenth of the connections open to ordinary roles (max_connections minus superuser_reserved_connections and reserved_connections), at least 1, and never above the ceiling.',
+    ),
+    ceiling: connectionLimit(
+      'The most connections any one PostgresDatabase (its database, and its owner role on every database) may have; a larger connectionLimit is lowered to it. Default: a quarter of the connections open to ordinary roles, at least 1.',
+    ),
+  }),
+  {
+    rule: '!has(self.default) || !has(self.ceiling) || self.default <= self.ceiling',
+    message: 'connectionLimits.default must not exceed connectionLimits.ceiling',
+    fieldPath: '.default',
+  },
+  (v) => v.default === undefined || v.ceiling === undefined || v.default <= v.ceiling,
+);
+
 /** The spec schema of `PostgresServer`. */
 export const postgresServerSpec = z.object({
   adminSecretRef: z
@@ -90,6 +115,11 @@ export const postgresServerSpec = z.object({
     .max(64)
     .default([])
     .describe('The extensions a PostgresDatabase on this server may ask for.'),
+  connectionLimits: connectionLimitsSchema
+    .default({})
+    .describe(
+      "Connection limits for the databases and roles of PostgresDatabase objects on this server, so that no tenant can take every connection: each object's database and owner role get the object's connectionLimit, the default when it sets none, and never more than the ceiling.",
+    ),
 });
 
 /** A parsed `PostgresServer` spec. */

@@ -4,6 +4,10 @@
  * PostgreSQL and kube-apiserver, with homeostat's worker and bridge in process; each would succeed on
  * the code before issue 13 (`serverSecretRef`, `ALTER ROLE … PASSWORD` on every pass, adoption of any
  * existing role or database, any extension, created in `public`).
+ *
+ * Issue 31 adds the attacks of a tenant that denies the shared server to other teams: a session held
+ * on `template1`, connections up to `max_connections`, connecting to another tenant's database, and a
+ * renamed database or role left behind outside any object.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,9 +15,15 @@ import * as k8s from '@kubernetes/client-node';
 import { Client as PgClient } from 'pg';
 import pino from 'pino';
 import { reconcileNowUpdate, workflowIdFor } from '../../core/definitions';
+import { eventually } from '../support/eventually';
 import { randomSuffix, useStack } from '../support/harness';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 import { createPostgresServer, systemNamespace } from '../support/postgres';
+
+interface PgError {
+  code?: string;
+  message?: string;
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const group = 'homeostat.dev';
@@ -117,7 +127,28 @@ describe('PostgresDatabase tenant isolation on real PostgreSQL', () => {
     homeostat = await startInProcessHomeostat(t, { taskQueue, logger: log, bridge: { watchTimeoutSeconds: 30 } });
   });
 
+  /** Tenant sessions the denial tests hold open: every one is closed, whatever a test did. */
+  const held: PgClient[] = [];
+  async function hold(url: string, database?: string): Promise<PgClient> {
+    const target = new URL(url);
+    if (database) target.pathname = `/${database}`;
+    const c = new PgClient({ connectionString: target.toString(), connectionTimeoutMillis: 10_000 });
+    c.on('error', () => {});
+    try {
+      await c.connect();
+    } catch (err) {
+      await c.end().catch(() => {});
+      throw err;
+    }
+    held.push(c);
+    return c;
+  }
+  async function release(): Promise<void> {
+    await Promise.all(held.splice(0).map((c) => c.end().catch(() => {})));
+  }
+
   afterAll(async () => {
+    await release();
     await homeostat?.stop();
   });
 
@@ -467,5 +498,209 @@ describe('PostgresDatabase tenant isolation on real PostgreSQL', () => {
     const obj = await waitFor('admin-grab', refused);
     expect(readyCondition(obj)?.message).toContain(`PostgreSQL role ${admin}: it has CREATEROLE`);
     expect(await rolpassword(admin)).toBe(before);
+  });
+
+  describe('a shared server that one tenant cannot deny (issue 31)', () => {
+    afterEach(release);
+
+    const stepMessage = (o: Obj, step: string): string | undefined =>
+      o.status?.conditions?.find((c) => c.type === `${step}Ready`)?.message;
+    const limits = async (name: string) =>
+      (
+        await rows<{ role: number; database: number }>(
+          `SELECT (SELECT rolconnlimit FROM pg_roles WHERE rolname = $1) AS role,
+                  (SELECT datconnlimit FROM pg_database WHERE datname = $1) AS database`,
+          [name],
+        )
+      )[0];
+    async function passNow(name: string) {
+      const obj = await get(name);
+      const ref = { group, version, kind: 'PostgresDatabase', namespace: t.namespace, name };
+      const handle = t.temporal.workflow.getHandle(workflowIdFor(ref));
+      return handle.executeUpdate(reconcileNowUpdate, { args: [{ ref, uid: obj.metadata.uid! }] });
+    }
+
+    it('given a tenant session held open on template1, another team’s new database still becomes Ready (cloned from template0)', async () => {
+      const holder = `tplholder_${randomSuffix()}`;
+      await create('tpl-holder', { databaseName: holder, ownerRole: holder });
+      await waitFor('tpl-holder', ready);
+      // The tenant's own role, its own credentials: template1 lets every role connect.
+      const session = await hold(await connectionUrl('tpl-holder'), 'template1');
+      expect((await session.query<{ d: string }>('SELECT current_database() AS d')).rows).toEqual([{ d: 'template1' }]);
+
+      const victim = `tplvictim_${randomSuffix()}`;
+      await create('tpl-victim', { databaseName: victim, ownerRole: victim });
+      await waitFor('tpl-victim', ready);
+      // The session was there the whole time, and the new database works for its owner.
+      expect((await session.query<{ n: number }>('SELECT 1 AS n')).rows).toEqual([{ n: 1 }]);
+      expect(
+        await rows<{ d: string }>('SELECT current_database() AS d', [], await connectionUrl('tpl-victim')),
+      ).toEqual([{ d: victim }]);
+    });
+
+    it('given a tenant opening connections up to the server’s max_connections, it is refused at its role’s limit (even after lifting its database’s own) and another team’s role still connects', async () => {
+      const greedy = `greedy_${randomSuffix()}`;
+      const other = `patient_${randomSuffix()}`;
+      await create('greedy', { databaseName: greedy, ownerRole: greedy });
+      await create('patient', { databaseName: other, ownerRole: other });
+      const obj = await waitFor('greedy', ready);
+      await waitFor('patient', ready);
+      const max = Number((await rows<{ m: string }>("SELECT current_setting('max_connections') AS m"))[0]!.m);
+      const reserved = Number(
+        (await rows<{ r: string }>("SELECT current_setting('superuser_reserved_connections') AS r"))[0]!.r,
+      );
+      const url = await connectionUrl('greedy');
+      // The owner lifts its database's limit (an owner may); the role's limit is not the tenant's to change.
+      const first = await hold(url);
+      await first.query(`ALTER DATABASE ${greedy} CONNECTION LIMIT -1`);
+      await expect(first.query(`ALTER ROLE ${greedy} CONNECTION LIMIT -1`)).rejects.toMatchObject({ code: '42501' });
+      let refusal: PgError | undefined;
+      for (let i = 1; i < max && !refusal; i++) {
+        // Half on its own database, half on postgres (open to PUBLIC): the role's limit counts both.
+        await hold(url, i % 2 ? 'postgres' : undefined).catch((err: PgError) => (refusal = err));
+      }
+      // Another team's role connects, to its database and to postgres.
+      const otherUrl = await connectionUrl('patient');
+      expect(await rows<{ u: string }>('SELECT current_user AS u', [], otherUrl)).toEqual([{ u: other }]);
+      const otherOnPostgres = new URL(otherUrl);
+      otherOnPostgres.pathname = '/postgres';
+      expect(await rows<{ u: string }>('SELECT current_user AS u', [], otherOnPostgres.toString())).toEqual([
+        { u: other },
+      ]);
+      // The tenant was refused by its role's limit, the server's default: a tenth of the connections
+      // open to ordinary roles (its spec sets none).
+      const expected = Math.floor((max - reserved) / 10);
+      expect(refusal).toMatchObject({ code: '53300', message: `too many connections for role "${greedy}"` });
+      expect(held.length).toBeLessThanOrEqual(expected);
+      expect(obj.status).toMatchObject({ connectionLimit: expected });
+      expect(stepMessage(obj, 'Database')).toContain(
+        `connection limit ${expected} (PostgresServer ${server}'s default)`,
+      );
+      await release();
+      // The next pass puts the database's limit back.
+      await passNow('greedy');
+      expect(await limits(greedy)).toEqual({ role: expected, database: expected });
+    });
+
+    it('given connectionLimit -1 or above the server’s ceiling, the object gets the server’s default or its ceiling, shown in status; a lowered ceiling lowers them', async () => {
+      const capped = `capped-${randomSuffix()}`;
+      await createPostgresServer(t, capped);
+      const setLimits = (connectionLimits: Record<string, number>) =>
+        t.custom.patchClusterCustomObject(
+          { group, version, plural: 'postgresservers', name: capped, body: { spec: { connectionLimits } } },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        );
+      // A default above the ceiling is refused by the API server (a CEL rule of the CRD).
+      await expect(setLimits({ default: 6, ceiling: 5 })).rejects.toMatchObject({ code: 422 });
+      await setLimits({ default: 3, ceiling: 5 });
+      const [unlimited, huge, small] = ['unlimited', 'huge', 'small'].map((n) => `${n}_${randomSuffix()}`) as [
+        string,
+        string,
+        string,
+      ];
+      const spec = (name: string, connectionLimit: number) => ({
+        serverRef: { name: capped },
+        databaseName: name,
+        ownerRole: name,
+        connectionLimit,
+      });
+      await create('cap-unlimited', spec(unlimited, -1));
+      await create('cap-huge', spec(huge, 10000));
+      await create('cap-small', spec(small, 2));
+      const got = await Promise.all(['cap-unlimited', 'cap-huge', 'cap-small'].map((n) => waitFor(n, ready)));
+      expect(got.map((o) => o.status)).toMatchObject([
+        { connectionLimit: 3 },
+        { connectionLimit: 5 },
+        { connectionLimit: 2 },
+      ]);
+      expect(stepMessage(got[0]!, 'Database')).toContain(`connection limit 3 (PostgresServer ${capped}'s default)`);
+      expect(stepMessage(got[1]!, 'Database')).toContain(
+        `connection limit 5 (asked 10000; PostgresServer ${capped}'s ceiling)`,
+      );
+      expect(await limits(unlimited)).toEqual({ role: 3, database: 3 });
+      expect(await limits(huge)).toEqual({ role: 5, database: 5 });
+      expect(await limits(small)).toEqual({ role: 2, database: 2 });
+      const serverStatus = (await t.custom.getClusterCustomObject({
+        group,
+        version,
+        plural: 'postgresservers',
+        name: capped,
+      })) as {
+        status?: Record<string, unknown>;
+      };
+      expect(serverStatus.status).toMatchObject({ defaultConnectionLimit: 3, connectionLimitCeiling: 5 });
+
+      // The ceiling comes down: the server is referenced, so its objects converge without a spec change.
+      await setLimits({ default: 3, ceiling: 4 });
+      await eventually(
+        'the lowered ceiling on the role and the database',
+        () => limits(huge),
+        (l) => l?.role === 4 && l.database === 4,
+        150_000,
+      );
+      await waitFor('cap-huge', (o) => ready(o) && (o.status as { connectionLimit?: number }).connectionLimit === 4);
+      expect(await limits(unlimited)).toEqual({ role: 3, database: 3 });
+    });
+
+    it('given another tenant’s database, a tenant’s role cannot connect to it; CONNECT granted to PUBLIC by hand (as on a database of an older homeostat) is revoked at the next pass', async () => {
+      const mine = `mine_${randomSuffix()}`;
+      const theirs = `theirs_${randomSuffix()}`;
+      await create('conn-mine', { databaseName: mine, ownerRole: mine });
+      await create('conn-theirs', { databaseName: theirs, ownerRole: theirs });
+      await waitFor('conn-mine', ready);
+      await waitFor('conn-theirs', ready);
+      const myUrl = await connectionUrl('conn-mine');
+      const intrude = () => hold(myUrl, theirs);
+      await expect(intrude()).rejects.toMatchObject({ code: '42501' });
+      expect(
+        await rows<{ ok: boolean }>("SELECT has_database_privilege($1, $2, 'CONNECT') AS ok", [theirs, theirs]),
+      ).toEqual([{ ok: true }]);
+
+      await pg((c) => c.query(`GRANT CONNECT ON DATABASE ${theirs} TO PUBLIC`));
+      const intruder = await intrude(); // the attack, while the database is open to PUBLIC
+      await intruder.end();
+      held.splice(held.indexOf(intruder), 1);
+      // The next pass (which may be one already running: either closes it) revokes it again.
+      await passNow('conn-theirs');
+      await expect(intrude()).rejects.toMatchObject({ code: '42501' });
+      expect(await rows<{ u: string }>('SELECT current_user AS u', [], await connectionUrl('conn-theirs'))).toEqual([
+        { u: theirs },
+      ]);
+    });
+
+    it('given a changed databaseName or ownerRole, the change is refused and deleting the object (Delete) leaves nothing behind in pg_database or pg_roles', async () => {
+      const base = `renamed_${randomSuffix()}`;
+      const [newDb, newRole] = [`${base}_db2`, `${base}_role2`];
+      await create('renamed', { databaseName: base, ownerRole: base, deletionPolicy: 'Delete' });
+      await waitFor('renamed', ready);
+      const patch = async (spec: Record<string, unknown>) =>
+        (await t.custom.patchNamespacedCustomObject(
+          { group, version, namespace: t.namespace, plural, name: 'renamed', body: { spec } },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        )) as Obj;
+      const refusedAt = (generation?: number) => (o: Obj) =>
+        o.status?.phase === 'Degraded' && o.status.observedGeneration === generation;
+
+      let changed = await patch({ databaseName: newDb });
+      let obj = await waitFor('renamed', refusedAt(changed.metadata.generation));
+      expect(readyCondition(obj)?.message).toContain(
+        `databaseName changed to ${newDb}, but this object already has database ${base}`,
+      );
+      changed = await patch({ databaseName: base, ownerRole: newRole });
+      obj = await waitFor('renamed', refusedAt(changed.metadata.generation));
+      expect(readyCondition(obj)?.message).toContain(
+        `ownerRole changed to ${newRole}, but this object already has role ${base}`,
+      );
+      const names = [base, newDb, newRole];
+      expect(await rows('SELECT datname FROM pg_database WHERE datname = ANY($1)', [names])).toEqual([
+        { datname: base },
+      ]);
+      expect(await rows('SELECT rolname FROM pg_roles WHERE rolname = ANY($1)', [names])).toEqual([{ rolname: base }]);
+
+      // Deleted while its spec names a role it never had: what it did create goes.
+      await remove('renamed');
+      expect(await rows('SELECT datname FROM pg_database WHERE datname = ANY($1)', [names])).toEqual([]);
+      expect(await rows('SELECT rolname FROM pg_roles WHERE rolname = ANY($1)', [names])).toEqual([]);
+    });
   });
 });

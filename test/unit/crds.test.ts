@@ -44,8 +44,9 @@ describe('CRDs generated from the zod schemas', () => {
       type: 'integer',
       minimum: -1,
       maximum: 10000,
-      default: -1,
     });
+    // Unset means the PostgresServer's default (issue 31): no CRD default of -1 ("no limit").
+    expect(spec.properties.connectionLimit).not.toHaveProperty('default');
     expect(spec.properties.databaseName.pattern).toBe('^[a-z0-9_-]+$');
     expect(spec.properties.serverRef.required).toEqual(['name']);
     expect(version.subresources).toEqual({ status: {} });

@@ -114,6 +114,8 @@ export class FaultEnv {
           spec: {
             adminSecretRef: { name: serverSecretName },
             namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+            // The fault tests raise limits past the default ceiling (a quarter of max_connections).
+            connectionLimits: { ceiling: 10000 },
           },
         },
       });
