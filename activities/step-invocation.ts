@@ -59,7 +59,7 @@ export function stepInvoker(c: ActivityContext): StepInvoker {
       log: log.child({ ref: input.ref, step: name, attempt }),
       results: input.results ?? {},
       ...(input.previous !== undefined ? { previous: input.previous } : {}),
-      read: (object) => readObject(kc, input.identity, object),
+      read: (object) => readObject(kc, input.identity, reconciler.reads ?? [], object),
     });
     return stepActivityResult(reconciler.plan.kind, name, result ?? {}, attempt);
   };
