@@ -80,7 +80,7 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
     if (owner.namespace && child.metadata?.namespace && child.metadata.namespace !== owner.namespace) {
       throw new HomeostatError(
         'ERR_STEP_TERMINAL',
-        `${what} ${describe(child)}: namespaced ${ownerName} can own children only in its own namespace`,
+        `${what} ${describe(child)}: namespaced ${ownerName} can own (and read) children only in its own namespace`,
       );
     }
     return placed(objects, owner, child, what);
@@ -223,7 +223,8 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
     },
     async read<T extends k8s.KubernetesObject>(child: Pick<k8s.KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>) {
       try {
-        const placedChild = await placed(objects, owner, child, 'read');
+        // Confined like writes: a namespaced owner reads children only in its own namespace.
+        const placedChild = await placeChild(child, 'read');
         return await objects.read<T>(placedChild as Parameters<typeof objects.read<T>>[0]);
       } catch (err) {
         if (isNotFound(err)) return undefined;

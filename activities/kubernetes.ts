@@ -6,7 +6,8 @@
  * client error leaves as a `HomeostatError`.
  */
 import * as k8s from '@kubernetes/client-node';
-import type { ObjectIdentity } from '../core/reconciler';
+import type { ObjectIdentity, ReadDeclaration } from '../core/reconciler';
+import { groupOfApiVersion, readRefusal } from '../core/read-scope';
 import type { ReconcilerPlan } from '../core/plan';
 import type { ObjectRef } from '../core/definitions';
 import { fromKubernetesError, HomeostatError, isNotFound } from '../core/errors';
@@ -185,21 +186,39 @@ export async function placed<T extends Pick<k8s.KubernetesObject, 'apiVersion' |
 }
 
 /**
- * Reads any object for a step (`StepContext.read`): a namespaced kind without a namespace is read in
- * the owner's namespace (a cluster-scoped owner must name it); a missing object is `undefined`.
+ * Reads an object for a step (`StepContext.read`): a namespaced kind without a namespace is read in the
+ * owner's namespace (a cluster-scoped owner must name it); a missing object is `undefined`. Confined
+ * like writes ({@link readRefusal}): a read outside the owner's namespace that `reads` does not declare
+ * fails terminally before any request for the object (only the kind's cached discovery is consulted).
  */
 export async function readObject<T extends k8s.KubernetesObject>(
   kc: k8s.KubeConfig,
   owner: ObjectIdentity,
+  reads: readonly ReadDeclaration[],
   object: Pick<k8s.KubernetesObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },
 ): Promise<T | undefined> {
   const objects = objectApiFor(kc);
   const namespace = object.metadata.namespace ?? owner.namespace;
+  const what = `read ${object.kind} ${namespace ? `${namespace}/` : ''}${object.metadata.name}`;
   try {
     const spec = await placed(objects, owner, object, 'read');
+    const apiVersion = object.apiVersion ?? '';
+    const kind = object.kind ?? '';
+    const namespaced = await objects.isNamespaced(apiVersion, kind);
+    const refusal = readRefusal(owner.namespace, reads, {
+      group: groupOfApiVersion(apiVersion),
+      kind,
+      namespaced,
+      ...(namespaced && spec.metadata.namespace ? { namespace: spec.metadata.namespace } : {}),
+      name: object.metadata.name,
+    });
+    if (refusal !== undefined) {
+      const ownerName = `${owner.kind} ${owner.namespace ? `${owner.namespace}/` : ''}${owner.name}`;
+      throw new HomeostatError('ERR_STEP_TERMINAL', `${what} refused for ${ownerName}: ${refusal}`);
+    }
     return await objects.read<T>(spec);
   } catch (err) {
     if (isNotFound(err)) return undefined;
-    throw fromKubernetesError(err, `read ${object.kind} ${namespace ?? ''}/${object.metadata.name}`);
+    throw fromKubernetesError(err, what);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Observing an object, the first activity of every pass: read it (gone, or no longer selected by its
- * reconciler's label selector: not found), validate its spec, add or remove homeostat's finalizer as
+ * reconciler's label selector: not found), validate its spec (its size too: `spec-record.ts`; an
+ * unchanged one is returned by digest only when the workflow has it), add or remove homeostat's finalizer as
  * its plan needs, read its drift-check interval, and run the pass's leading local steps with their
  * status write when the workflow asks for them.
  */
@@ -11,6 +12,7 @@ import type { Reconciler } from '../core/reconciler';
 import { HomeostatError } from '../core/errors';
 import { finalizerName, identityOf, statusLocationOf, type CustomObject, type StatusLocation } from './kubernetes';
 import { ownedStatus } from './owned-status';
+import { oversizeProblem, specDigestOf } from './spec-record';
 import type { ActivityContext } from './activity-context';
 import type { Finalizers } from './finalizers';
 import type { StatusWriter } from './status-writer';
@@ -59,9 +61,19 @@ export function observeObject(
       await fin.release(plan, ref, obj, location);
       return { found: false };
     }
+    // Too large to record, whatever the schema allows: refused before anything of it is recorded.
+    const oversize = oversizeProblem(obj.spec);
+    if (oversize !== undefined) {
+      throw new HomeostatError('ERR_INVALID_SPEC', `invalid spec: ${oversize}`, { details: snapshotOf(obj, location) });
+    }
     const parsed = schema.safeParse(obj.spec ?? {});
+    /** The spec, or only its digest when the run has it already (`knownSpecDigest`). */
+    const specOf = (spec: unknown): { spec?: unknown; specDigest: string; specUnchanged?: true } => {
+      const specDigest = specDigestOf(spec);
+      return specDigest === input.knownSpecDigest ? { specDigest, specUnchanged: true } : { spec, specDigest };
+    };
     if (obj.metadata.deletionTimestamp != null) {
-      return { found: true, ...snapshotOf(obj, location), spec: parsed.success ? parsed.data : obj.spec, plan };
+      return { found: true, ...snapshotOf(obj, location), ...specOf(parsed.success ? parsed.data : obj.spec), plan };
     }
     if (!parsed.success) {
       throw new HomeostatError('ERR_INVALID_SPEC', `invalid spec: ${formatIssues(parsed.error.issues)}`, {
@@ -102,7 +114,7 @@ export function observeObject(
       ...(written ? snapshotOf(written, location) : snapshot),
       ...(written ? { statusWritten: true } : {}),
       ...(asked !== undefined && drift.ms !== undefined ? { driftCheckIntervalMs: drift.ms } : {}),
-      spec: parsed.data,
+      ...specOf(parsed.data),
       plan,
       ...(leading.length > 0 ? { leading } : {}),
     };

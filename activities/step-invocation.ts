@@ -9,6 +9,7 @@ import type { PreviousStepResult, Reconciler, StepOutputs } from '../core/reconc
 import { HomeostatError, toApplicationFailure } from '../core/errors';
 import { readObject } from './kubernetes';
 import { childClient } from './children';
+import { specByDigest } from './spec-record';
 import { stepActivityResult } from './step-result';
 import type { ActivityContext } from './activity-context';
 
@@ -31,7 +32,7 @@ export interface StepInvoker {
 
 /** Builds the step running on the shared clients of `c`. */
 export function stepInvoker(c: ActivityContext): StepInvoker {
-  const { kc, fieldManager, log, reconcilers } = c;
+  const { kc, fieldManager, log, reconcilers, primary } = c;
 
   /**
    * Runs one attempt of a step's implementation: its context built from `input`, its result checked
@@ -47,10 +48,11 @@ export function stepInvoker(c: ActivityContext): StepInvoker {
   ): Promise<StepActivityResult> => {
     const impl = reconciler.steps[name];
     if (!impl) throw new HomeostatError('ERR_UNKNOWN_KIND', `${reconciler.plan.kind} has no step ${name}`);
+    const spec = await specByDigest(primary, reconciler, input);
     const result = await impl({
       ref: input.ref,
       object: input.identity,
-      spec: input.spec,
+      spec,
       step: name,
       attempt,
       children: childClient(kc, input.identity, fieldManager),
@@ -59,7 +61,7 @@ export function stepInvoker(c: ActivityContext): StepInvoker {
       log: log.child({ ref: input.ref, step: name, attempt }),
       results: input.results ?? {},
       ...(input.previous !== undefined ? { previous: input.previous } : {}),
-      read: (object) => readObject(kc, input.identity, object),
+      read: (object) => readObject(kc, input.identity, reconciler.reads ?? [], object),
     });
     return stepActivityResult(reconciler.plan.kind, name, result ?? {}, attempt);
   };

@@ -22,6 +22,12 @@ export interface EventRecord {
 export interface ObserveInput {
   readonly ref: ObjectRef;
   /**
+   * The digest of the spec this run has already recorded (workflow-code version 5): when the object's
+   * spec still has it, the observation omits the spec ({@link ObservedObject.specUnchanged}) and the
+   * workflow uses the one it holds, so a pass records an unchanged spec by reference, not again.
+   */
+  readonly knownSpecDigest?: string;
+  /**
    * Also run the plan's leading chain of local steps (`leadingLocalSteps`, within `budgetMs` of
    * their start-to-close timeouts) when the object is found, valid and not being deleted: each step's
    * first attempt, in order, each within its own timeout, stopping at the first that fails. Their
@@ -75,8 +81,15 @@ export interface ObjectSnapshot {
 /** An object {@link Activities.observeObject} found. */
 export interface ObservedObject extends ObjectSnapshot {
   readonly found: true;
-  /** The parsed spec (or, for an object being deleted whose spec no longer parses, the raw spec). */
-  readonly spec: unknown;
+  /**
+   * The parsed spec (or, for an object being deleted whose spec no longer parses, the raw spec).
+   * Absent when {@link specUnchanged}.
+   */
+  readonly spec?: unknown;
+  /** The digest of {@link spec} (SHA-256 of its JSON), by which a later pass or a step names it. */
+  readonly specDigest?: string;
+  /** The spec is the one of {@link ObserveInput.knownSpecDigest}: omitted, the workflow has it. */
+  readonly specUnchanged?: boolean;
   /**
    * The reconciler's plan as the worker that observed knows it. Recorded in history with the
    * observation, so the workflow needs no copy of any plan and replays with the plan it ran.
@@ -130,7 +143,14 @@ export interface WriteStatusResult {
 export interface StepInput {
   readonly ref: ObjectRef;
   readonly identity: ObjectIdentity;
-  readonly spec: unknown;
+  /** The spec the pass observed; absent when {@link specDigest} names it instead. */
+  readonly spec?: unknown;
+  /**
+   * The digest of the spec the pass observed, given instead of the spec to a regular step (workflow-code
+   * version 5), whose input is recorded in history: the step re-reads the object and runs on its spec
+   * only if it still has this digest, else fails with `SpecChanged` and the pass is superseded.
+   */
+  readonly specDigest?: string;
   /** Outputs of the steps this one depends on, from this pass. */
   readonly results?: Readonly<Record<string, StepOutputs>>;
   /** The step's latest success in an earlier pass (`StepContext.previous`). */

@@ -49,6 +49,12 @@ export const errorCatalog = {
   ERR_KUBE_REQUEST: { type: 'KubernetesRequestFailed', retryable: true },
   /** API discovery cannot name a kind's resource (the API server does not serve it). */
   ERR_DISCOVERY: { type: 'DiscoveryFailed', retryable: false },
+  /**
+   * A step was given the spec by its digest (workflow-code version 5) and the object's spec is no
+   * longer that one (changed, or the object gone or re-created): the pass is superseded by the next,
+   * which observes the new spec. Not retried: the step never runs on a spec the pass did not observe.
+   */
+  ERR_SPEC_CHANGED: { type: 'SpecChanged', retryable: false },
 } as const satisfies Record<string, { type: string; retryable: boolean }>;
 
 /** A stable error code of {@link errorCatalog}. */
@@ -73,6 +79,9 @@ export const terminalStepType = errorCatalog.ERR_STEP_TERMINAL.type;
 
 /** The failure type of an ordinary step failure (`ERR_STEP_FAILED`), also the reason of its conditions. */
 export const stepFailedType = errorCatalog.ERR_STEP_FAILED.type;
+
+/** The failure type of a step whose object's spec changed since the pass observed it (`ERR_SPEC_CHANGED`). */
+export const specChangedType = errorCatalog.ERR_SPEC_CHANGED.type;
 
 /** The failure type of `adoptionRefused()`: refused without retries, re-checked later. */
 export const adoptionRefusedType = errorCatalog.ERR_ADOPTION_REFUSED.type;

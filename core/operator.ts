@@ -5,6 +5,7 @@
  */
 import type { ReconcilerPlan } from './plan';
 import type { Reconciler } from './reconciler';
+import { readDeclarationProblems } from './read-scope';
 
 /** A set of reconcilers that run together: homeostat's unit of deployment. */
 export interface Operator {
@@ -51,6 +52,7 @@ export function operatorProblems(operator: Operator): string[] {
     const unplanned = implemented.filter((n) => !planned.includes(n));
     if (missing.length > 0) problems.push(`${key}: no implementation for planned steps ${missing.join(', ')}`);
     if (unplanned.length > 0) problems.push(`${key}: steps ${unplanned.join(', ')} are implemented but not planned`);
+    for (const p of readDeclarationProblems(r?.reads ?? [])) problems.push(`${key}: ${p}`);
   }
   return problems;
 }

@@ -72,9 +72,13 @@ export interface StepContext<Spec> {
    */
   readonly previous?: PreviousStepResult;
   /**
-   * Reads any object the operator's RBAC allows (a referenced Secret, a ConfigMap): `undefined` when it
-   * does not exist. A namespaced kind without `metadata.namespace` is read in the object's namespace.
-   * Declare the kind in the reconciler's `references` so that its changes re-reconcile this object.
+   * Reads an object (a referenced Secret, a ConfigMap): `undefined` when it does not exist. A namespaced
+   * kind without `metadata.namespace` is read in the object's namespace. Reads are confined like
+   * writes: a namespaced object's steps read in its own namespace only, and any other read (another
+   * namespace, a cluster-scoped kind, any read of a cluster-scoped object's steps) must be declared in
+   * the reconciler's `reads` ({@link ReadDeclaration}); an undeclared read fails the step terminally
+   * (`TerminalStepError`) without a request to the API server. Declare the kind in the reconciler's
+   * `references` too so that its changes re-reconcile this object.
    */
   readonly read: <T extends KubernetesObject>(
     object: Pick<KubernetesObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },
@@ -181,6 +185,35 @@ export interface ReferenceWatch {
   }) => readonly ReferencedName[];
 }
 
+/**
+ * A read beyond the reconciled object's own namespace that a reconciler's steps may make through
+ * `StepContext.read` (`defineReconciler({ reads: [...] })`). Without one, a namespaced object's steps
+ * read objects in its own namespace only, and a cluster-scoped object's steps read nothing: a name a
+ * tenant writes in a spec cannot reach into another namespace.
+ *
+ * @example
+ * ```ts
+ * reads: [
+ *   { apiVersion: 'v1', kind: 'Namespace', scope: 'cluster' },            // a cluster-scoped kind
+ *   { apiVersion: 'v1', kind: 'Secret', scope: { namespace: 'homeostat-system' } }, // one namespace
+ *   { apiVersion: 'v1', kind: 'ConfigMap', scope: 'anyNamespace' },        // every namespace (never Secrets)
+ * ]
+ * ```
+ */
+export interface ReadDeclaration {
+  /** The kind's `apiVersion` as in a manifest (`v1`, `homeostat.dev/v1alpha1`); only its group is compared. */
+  readonly apiVersion: string;
+  readonly kind: string;
+  /**
+   * Where objects of this kind may be read, beyond the object's own namespace:
+   * - `'cluster'`: the kind is cluster-scoped (a `Namespace`, a `PostgresServer`);
+   * - `{ namespace }`: in that one namespace (homeostat's own, where an administrator keeps a Secret);
+   * - `'anyNamespace'`: in every namespace. Refused for `Secret`s: a Secret outside the object's
+   *   namespace is read only from a namespace the reconciler names, never through a name a tenant controls.
+   */
+  readonly scope: 'cluster' | 'anyNamespace' | { readonly namespace: string };
+}
+
 /** A complete reconciler: its plan, schema and step implementations, and how its kind is watched. */
 export interface Reconciler<Spec = unknown> {
   readonly plan: ReconcilerPlan;
@@ -198,4 +231,9 @@ export interface Reconciler<Spec = unknown> {
   readonly labelSelector?: string;
   /** Objects read but not owned whose changes re-reconcile the objects that refer to them. */
   readonly references?: readonly ReferenceWatch[];
+  /**
+   * The reads beyond the object's own namespace its steps may make ({@link ReadDeclaration}).
+   * @default none: a namespaced object's steps read in its namespace only, a cluster-scoped one's nothing
+   */
+  readonly reads?: readonly ReadDeclaration[];
 }

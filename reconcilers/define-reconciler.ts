@@ -6,7 +6,8 @@
 import type { z } from 'zod';
 import { parseLabelSelector } from '../core/label-selector';
 import type { ReconcilerPlan, StepPlan } from '../core/plan';
-import type { CrdOptions, Reconciler, ReferenceWatch, StepFn } from '../core/reconciler';
+import { readDeclarationProblems } from '../core/read-scope';
+import type { CrdOptions, ReadDeclaration, Reconciler, ReferenceWatch, StepFn } from '../core/reconciler';
 
 type StepNames<L> = L extends readonly StepPlan<infer N>[] ? N : never;
 
@@ -26,6 +27,13 @@ export interface ReconcilerDefinition<P extends ReconcilerPlan, S extends z.ZodT
   readonly labelSelector?: string;
   /** Objects read but not owned whose changes re-reconcile their referrers. */
   readonly references?: readonly ReferenceWatch[];
+  /**
+   * Reads beyond the object's own namespace that its steps make with `read` ({@link ReadDeclaration}):
+   * `[{ apiVersion: 'v1', kind: 'Namespace', scope: 'cluster' }]`. Any other read outside the object's
+   * namespace fails the step terminally, without a request.
+   * @default none: a namespaced object's steps read in its namespace only, a cluster-scoped one's nothing
+   */
+  readonly reads?: readonly ReadDeclaration[];
 }
 
 /**
@@ -77,6 +85,8 @@ export function defineReconciler<const P extends ReconcilerPlan, S extends z.Zod
     if (!impls[name]) throw new Error(`${def.plan.kind}: step ${name} is planned but not implemented`);
   }
   if (def.labelSelector !== undefined) parseLabelSelector(def.labelSelector); // throws, naming what is wrong
+  const readProblems = readDeclarationProblems(def.reads ?? []);
+  if (readProblems.length > 0) throw new Error(`${def.plan.kind}: ${readProblems.join('; ')}`);
   return {
     plan: def.plan,
     schema: def.schema as z.ZodType<z.output<S>>,
@@ -84,5 +94,6 @@ export function defineReconciler<const P extends ReconcilerPlan, S extends z.Zod
     ...(def.crd !== undefined ? { crd: def.crd } : {}),
     ...(def.labelSelector !== undefined ? { labelSelector: def.labelSelector } : {}),
     ...(def.references !== undefined ? { references: def.references } : {}),
+    ...(def.reads !== undefined ? { reads: def.reads } : {}),
   };
 }

@@ -32,6 +32,7 @@ export type {
   CrdOptions,
   ObjectIdentity,
   PreviousStepResult,
+  ReadDeclaration,
   Reconciler,
   ReferencedName,
   ReferenceWatch,

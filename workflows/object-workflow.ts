@@ -39,6 +39,7 @@ import { ObjectEntity } from './object-entity';
 import { passMetrics } from './pass-metrics';
 import { desiredStatus, sameRef, succeededPassStatus } from './object-state';
 import { PassTimer } from './pass-timer';
+import { SpecMemory } from './spec-memory';
 import { StatusWriter } from './status-writer';
 import { StepRunner, appFailure } from './step-runner';
 
@@ -117,8 +118,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         showDetails,
         upsert: upsertIfChanged,
       },
-      { holdDependents: codeVersion >= 4, previousResults: codeVersion >= 4 },
+      { holdDependents: codeVersion >= 4, previousResults: codeVersion >= 4, specByDigest: codeVersion >= 5 },
     );
+    /** An unchanged spec recorded once per run, by digest after that (5+). */
+    const specs = new SpecMemory(codeVersion >= 5);
     const timer = new PassTimer(
       entity,
       (ms) => sleep(ms, { summary: 'requeue / drift check' }),
@@ -180,6 +183,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           ? await observeWithLeadingSteps(
               {
                 ref,
+                ...specs.observeInput(),
                 leadingSteps: {
                   status: { pass: entity.passes + 1 },
                   ...(codeVersion >= 4 && entity.uid !== undefined && Object.keys(entity.previous).length > 0
@@ -217,6 +221,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         log.info('object is gone; workflow completes', { ref });
         return entity.outcome('gone', 0);
       }
+      obs = specs.complete(obs);
       // Histories recorded before plans travelled with the observation have none: use the legacy plan.
       const observedPlan = obs.plan ?? legacyPlan;
       if (!observedPlan) throw new Error(`the observation of ${ref.kind} ${where} carries no plan`);

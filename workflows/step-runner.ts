@@ -10,7 +10,7 @@ import type { LeadingStepOutcome, ObservedObject, StepActivityResult, StepInput 
 import type { StatusFields, StepState } from '../core/definitions';
 import { defaultStepTimeout, runnableSteps, stepActivityType, type ReconcilerPlan, type StepPlan } from '../core/plan';
 import type { StepOutputs } from '../core/reconciler';
-import { adoptionRefusedType, terminalFailureTypes as terminalTypes } from '../core/errors';
+import { adoptionRefusedType, specChangedType, terminalFailureTypes as terminalTypes } from '../core/errors';
 import type { ObjectEntity } from './object-entity';
 import { backoffMs, desiredStatus } from './object-state';
 import type { StatusWriter } from './status-writer';
@@ -85,6 +85,14 @@ export interface StepRunnerBehaviour {
    * @default false
    */
   readonly previousResults?: boolean;
+  /**
+   * Whether a regular step's input (recorded in history) names the observed spec by its digest rather
+   * than carrying it, the step re-reading the object; a step that finds the spec changed (`SpecChanged`)
+   * supersedes the pass (workflow-code version 5 and up). Local steps' inputs are not recorded: they
+   * keep the spec.
+   * @default false
+   */
+  readonly specByDigest?: boolean;
 }
 
 /** Runs steps for one object's workflow run. */
@@ -187,6 +195,9 @@ export class StepRunner {
         return succeeded(await effects.execute(type, step, options, stepInput));
       } catch (err) {
         const failure = appFailure(err);
+        if (this.behaviour.specByDigest && failure.type === specChangedType) {
+          return this.supersede(step.name, objUid, generation, attempts + 1, failure.message ?? 'the spec changed');
+        }
         const detail = (failure.details?.[0] ?? {}) as { retryAfterMs?: number };
         const end = failed(failure, err, options.retry?.maximumAttempts || 1);
         if (end) return end;
@@ -210,22 +221,23 @@ export class StepRunner {
           delay,
         );
         entity.nextTimer = undefined;
-        if (superseded) {
-          if (!entity.coalescer.peek()) {
-            // Continue-as-new is coming: make sure the next run retries this generation.
-            entity.coalescer.offer({
-              ref: entity.ref,
-              uid: objUid,
-              generation,
-              resourceVersion: '',
-              reason: 'requeue',
-            });
-          }
-          entity.steps[step.name] = { status: 'failed', attempts, message: `superseded after: ${message}` };
-          return { state: entity.steps[step.name]!, terminal: false, superseded: true };
-        }
+        if (superseded) return this.supersede(step.name, objUid, generation, attempts, message);
       }
     }
+  }
+
+  /**
+   * Ends a step as superseded: the pass gives way to the next, which is requested now if nothing is
+   * pending (continue-as-new may come first: the next run then retries this generation).
+   */
+  private supersede(step: string, objUid: string, generation: number, attempts: number, message: string): StepRun {
+    const { entity } = this;
+    if (!entity.coalescer.peek()) {
+      entity.coalescer.offer({ ref: entity.ref, uid: objUid, generation, resourceVersion: '', reason: 'requeue' });
+    }
+    const state: StepState = { status: 'failed', attempts, message: `superseded after: ${message}` };
+    entity.steps[step] = state;
+    return { state, terminal: false, superseded: true };
   }
 
   /**
@@ -258,10 +270,11 @@ export class StepRunner {
       };
       visit(step.name);
       const previous = this.behaviour.previousResults ? entity.previous[step.name] : undefined;
+      const byDigest = this.behaviour.specByDigest && step.execution !== 'local' && obs.specDigest !== undefined;
       return {
         ref: entity.ref,
         identity: obs.identity,
-        spec: obs.spec,
+        ...(byDigest ? { specDigest: obs.specDigest } : { spec: obs.spec }),
         ...(Object.keys(results).length > 0 ? { results } : {}),
         ...(previous !== undefined ? { previous } : {}),
       };

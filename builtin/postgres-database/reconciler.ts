@@ -148,6 +148,13 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
   return defineReconciler({
     crd: postgresDatabaseCrdOptions,
     references: [serverReference],
+    // The server and the namespace's labels (its namespaceSelector), and the admin Secret only in
+    // homeostat's own namespace: a tenant names a server, never a Secret.
+    reads: [
+      { apiVersion: 'homeostat.dev/v1alpha1', kind: 'PostgresServer', scope: 'cluster' },
+      { apiVersion: 'v1', kind: 'Namespace', scope: 'cluster' },
+      { apiVersion: 'v1', kind: 'Secret', scope: { namespace: systemNamespace } },
+    ],
     plan: postgresDatabasePlan,
     schema: postgresDatabaseSpec,
     steps: {

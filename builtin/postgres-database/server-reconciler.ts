@@ -62,6 +62,7 @@ export function createPostgresServerReconciler(options: PostgresOptions = {}) {
   return defineReconciler({
     crd: postgresServerCrdOptions,
     references: [adminSecretReference],
+    reads: [{ apiVersion: 'v1', kind: 'Secret', scope: { namespace: systemNamespace } }],
     plan: postgresServerPlan,
     schema: postgresServerSpec,
     steps: {

@@ -678,3 +678,43 @@ describe('PassTimer: one durable timer for the next pass', () => {
     expect(entity.timerDue).toBe(false);
   });
 });
+
+describe('StepRunner: the spec by digest (workflow-code version 5)', () => {
+  const twoSteps = plan([
+    { name: 'local', execution: 'local' },
+    { name: 'regular', dependsOn: ['local'] },
+  ]);
+  const observed = { ...obs, specDigest: 'sha256:abc' } as typeof obs;
+
+  it('given version 5, a regular step’s input (recorded in history) names the spec by digest, a local step’s carries it', async () => {
+    const h = harness({ local: [ok('l')], regular: [ok('r')] }, { specByDigest: true });
+    await h.runner.runSteps(twoSteps, twoSteps.steps, observed);
+    expect(h.calls.map((c) => [c.step, c.input.spec, c.input.specDigest])).toEqual([
+      ['local', { size: 1 }, undefined],
+      ['regular', undefined, 'sha256:abc'],
+    ]);
+  });
+
+  it('given an earlier version, every step’s input carries the spec, as recorded', async () => {
+    const h = harness({ local: [ok('l')], regular: [ok('r')] });
+    await h.runner.runSteps(twoSteps, twoSteps.steps, observed);
+    expect(h.calls.map((c) => [c.input.spec, c.input.specDigest])).toEqual([
+      [{ size: 1 }, undefined],
+      [{ size: 1 }, undefined],
+    ]);
+  });
+
+  it('given a step that finds the spec changed since observe, the pass is superseded at once and requested again', async () => {
+    const h = harness(
+      { local: [ok('l')], regular: [() => failure('SpecChanged', 'the spec changed', {}, true)] },
+      { specByDigest: true },
+    );
+    const result = await h.runner.runSteps(twoSteps, twoSteps.steps, observed);
+    expect(result.superseded).toBe(true);
+    expect(result.failed).toBeUndefined();
+    expect(h.entity.steps.regular).toMatchObject({ status: 'failed', message: 'superseded after: the spec changed' });
+    expect(h.entity.coalescer.peek()).toMatchObject({ uid: 'u1', generation: 1, reason: 'requeue' });
+    expect(h.waits).toEqual([]);
+    expect(h.writes).toEqual([]);
+  });
+});

@@ -140,6 +140,10 @@ export const tenant = defineReconciler({
       { name: 'Memory', type: 'string', jsonPath: '.spec.quota.memory', priority: 1 },
     ],
   },
+  // Steps read only their own children here. Any other read (`ctx.read`) outside the object's namespace
+  // is declared per kind: `reads: [{ apiVersion: 'v1', kind: 'ConfigMap', scope: { namespace: 'shared' } }]`
+  // (or scope 'cluster' / 'anyNamespace'); an undeclared read fails the step terminally
+  // (docs/writing-a-reconciler.md, "Reads are confined like writes").
   steps: {
     // The context's functions are plain properties: destructure them as you like.
     async namespace({ object, children: { read, apply } }) {
