@@ -9,9 +9,11 @@ import { workflowIdFor } from '../core/definitions';
 import type { BridgeOptions } from './bridge-options';
 import { objectKey } from './cache';
 import { mergeRequests, signalDelivery } from './delivery';
+import { permanentDeliveryFailure } from './delivery-failures';
 import { LeaderElector } from './leader';
 import { BridgeMetrics } from './metrics';
-import { isBehind, ownersOf, relevantChange } from './predicates';
+import { OwnedEvents } from './owned-events';
+import { isBehind, relevantChange } from './predicates';
 import { CoalescingQueue } from './queue';
 import { referenceKey, ReferenceIndex, type ReferenceMapping, referenceMappings, referencedKeys } from './references';
 import { Reflector, type ReflectorEvent } from './reflector';
@@ -50,6 +52,7 @@ export class Bridge {
   /** `referencedBy` functions by primary kind (`group/kind`). */
   private readonly referenceMaps: Map<string, ReferenceMapping[]>;
   private readonly references = new ReferenceIndex<PrimaryLocation>();
+  private readonly owned: OwnedEvents;
   private leading = false;
   private auditing = false;
   /** The audit running in the background, which {@link stop} waits for (no call may outlive a stop). */
@@ -84,10 +87,30 @@ export class Bridge {
         this.metrics.signalsFailed.inc();
         log.warn({ workflowId: key, err, retryInMs }, 'signal failed; will retry');
       },
+      permanent: permanentDeliveryFailure,
+      onDropped: (key, req, err, reason) => {
+        this.metrics.signalsDropped.inc({ reason });
+        log.error({ workflowId: key, err, reason, request: req }, 'signal dropped: it can never be delivered');
+      },
     });
     if (options.resources.some((r) => r.referrers) && !options.operator) {
       throw new Error('the bridge watches referenced kinds: pass the operator (its references map changes to objects)');
     }
+    this.owned = new OwnedEvents({
+      resources: options.resources,
+      primaryCache: (group, kind) => {
+        const found = this.reflectors.find(
+          (r) => isPrimary(r.resource) && r.resource.group === group && r.resource.kind === kind,
+        );
+        return found && { synced: found.reflector.synced, cache: found.reflector.cache };
+      },
+      requestOf: (resource, obj, reason) => this.stateOf(resource, obj, reason),
+      enqueue: (request) => this.enqueue(request),
+      onUnresolved: (resource, child, owner, uid) => {
+        this.metrics.unresolvedOwners.inc({ resource: resourceName(resource) });
+        log.debug({ child: objectKey(child), owner, uid }, 'owner reference names no cached owner; no signal');
+      },
+    });
     this.referenceMaps = referenceMappings(options.resources, options.operator?.reconcilers ?? []);
     this.reflectors = options.resources.map((resource) => {
       const name = resourceName(resource);
@@ -111,6 +134,7 @@ export class Bridge {
           },
           onSynced: () => {
             this.metrics.synced.set({ resource: name }, 1);
+            if (isPrimary(resource)) this.owned.flush();
             if (this.ready) this.onAllSynced();
           },
           onWatchEvent: (type) => this.metrics.watchEvents.inc({ resource: name, type }),
@@ -254,6 +278,7 @@ export class Bridge {
         stopping: () => this.stopping,
         leading: () => this.leading,
         log: this.opts.log,
+        onDropped: (reason) => this.metrics.signalsDropped.inc({ reason }),
       });
     } finally {
       this.auditing = false;
@@ -330,7 +355,7 @@ export class Bridge {
       return;
     }
     if (event.replay) return; // the first list fills the cache; the safety net decides what is behind
-    if (resource.owners) this.onOwnedEvent(resource, event);
+    if (resource.owners) this.owned.onEvent(resource, event);
     if (resource.referrers) this.onReferencedEvent(resource, event);
   }
 
@@ -377,35 +402,6 @@ export class Bridge {
     for (const { resource: primary, key } of this.references.referrersOf(target)) {
       const cached = this.cacheOf(primary.group, primary.kind)?.get(key);
       if (cached) this.enqueue(this.stateOf(primary, cached, 'referenced-changed'));
-    }
-  }
-
-  private onOwnedEvent(resource: WatchedResource, event: ReflectorEvent): void {
-    if (event.type === 'modified' && event.previous && !relevantChange(resource, event.previous, event.object)) return;
-    const owners = ownersOf(resource, event.object);
-    if (event.type === 'modified' && event.previous) owners.push(...ownersOf(resource, event.previous));
-    const seen = new Set<string>();
-    for (const owner of owners) {
-      const primary = this.opts.resources.find(
-        (r) => isPrimary(r) && r.group === owner.ref.group && r.kind === owner.ref.kind,
-      );
-      const ref: ObjectRef = { ...owner.ref, namespace: primary && !primary.namespaced ? '' : owner.ref.namespace };
-      const id = workflowIdFor(ref);
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const cached = primary
-        ? this.cacheOf(primary.group, primary.kind)?.get(
-            objectKey({ metadata: { name: ref.name, namespace: ref.namespace } }),
-          )
-        : undefined;
-      const current = cached?.metadata.uid === owner.uid ? cached : undefined;
-      this.enqueue({
-        ref,
-        uid: owner.uid,
-        generation: current?.metadata.generation ?? 0,
-        resourceVersion: current?.metadata.resourceVersion ?? '',
-        reason: 'child-changed',
-      });
     }
   }
 }

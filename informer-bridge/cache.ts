@@ -1,7 +1,8 @@
 /**
  * The bridge's local cache: one store per watched resource, keyed by `namespace/name`, holding
- * trimmed objects (managedFields and the last-applied annotation dropped, the bulk of most objects'
- * metadata). Sizes are estimated per object from the trimmed JSON, so the cache's memory is visible
+ * transformed objects (by default trimmed: managedFields and the last-applied annotation dropped, the
+ * bulk of most objects' metadata; the bridge passes each resource's transform of cache-transform.ts,
+ * which keeps only what it uses). Sizes are estimated per object from the trimmed JSON, so the cache's memory is visible
  * as a metric; the measured heap cost per object is reported by the tests.
  */
 import type { KubeObject } from './types';
@@ -37,6 +38,13 @@ export class ObjectCache {
   private readonly sizes = new Map<string, number>();
   private bytes = 0;
 
+  /**
+   * @param transform what the cache keeps of an object, applied as it enters (client-go's
+   *   `SetTransform`); a caller may apply it early ({@link ObjectCache.store}) so that nothing larger is
+   *   held meanwhile @default {@link trimObject}
+   */
+  constructor(readonly transform: (obj: KubeObject) => KubeObject = trimObject) {}
+
   /** Number of cached objects. */
   get size(): number {
     return this.objects.size;
@@ -52,9 +60,13 @@ export class ObjectCache {
     return this.objects.get(key);
   }
 
-  /** Trims and stores `obj`; returns the previous object under its key. */
+  /** Transforms and stores `obj`; returns the previous object under its key. */
   put(obj: KubeObject): { previous: KubeObject | undefined; stored: KubeObject } {
-    const stored = trimObject(obj);
+    return this.store(this.transform(obj));
+  }
+
+  /** Stores an object already passed through {@link ObjectCache.transform}; returns the previous one. */
+  store(stored: KubeObject): { previous: KubeObject | undefined; stored: KubeObject } {
     const key = objectKey(stored);
     const previous = this.objects.get(key);
     const size = estimateBytes(stored);

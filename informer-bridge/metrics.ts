@@ -28,10 +28,30 @@ export class BridgeMetrics {
     help: 'Reconcile requests merged into a pending request for the same object',
     registers: [this.registry],
   });
-  /** Failed delivery attempts (retried). */
+  /** Failed delivery attempts that are retried (the ones that cannot succeed count as dropped). */
   readonly signalsFailed = new Counter({
     name: 'homeostat_bridge_signals_failed_total',
-    help: 'Failed signal deliveries (each is retried with backoff)',
+    help: 'Failed signal deliveries that are retried with backoff (those that cannot succeed count as dropped)',
+    registers: [this.registry],
+  });
+  /**
+   * Owner references of owned objects that named no owner cached with that UID (an object that does
+   * not exist, another object of that name, an owner of another shard): no signal is sent for them.
+   */
+  readonly unresolvedOwners = new Counter({
+    name: 'homeostat_bridge_unresolved_owner_references_total',
+    help: 'Owner references of owned objects that named no cached owner with that UID (ignored: no signal)',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+  /**
+   * Requests dropped because Temporal refused them in a way no retry changes (`reason`:
+   * `invalid_argument`, `out_of_range`); each is logged.
+   */
+  readonly signalsDropped = new Counter({
+    name: 'homeostat_bridge_signals_dropped_total',
+    help: 'Reconcile requests dropped: Temporal refused them for good (invalid_argument, out_of_range), by reason',
+    labelNames: ['reason'] as const,
     registers: [this.registry],
   });
   /** Keys with an undelivered request. */

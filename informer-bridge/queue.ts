@@ -2,7 +2,9 @@
  * The per-key coalescing delivery queue (client-go's workqueue, specialised for signals): at most one
  * delivery in flight per key; items that arrive meanwhile merge into one pending item; bounded
  * concurrency overall; a failed delivery is merged back and retried with per-key backoff until it
- * succeeds. Memory is one entry per dirty key, never one per event.
+ * succeeds, unless the failure is one that can never succeed ({@link CoalescingQueueOptions.permanent}):
+ * that item is dropped (reported), and what arrived for the key meanwhile is still delivered. Memory is
+ * one entry per dirty key, never one per event.
  */
 import { Backoff, type BackoffOptions } from './backoff';
 import { type Clock, type Random, systemClock } from './types';
@@ -21,6 +23,11 @@ export interface CoalescingQueueOptions<T> {
    * @default 500
    */
   readonly minIntervalMs?: number;
+  /**
+   * Why a delivery's failure can never succeed (a reason, for metrics), or `undefined` to retry it. An
+   * item that failed permanently is dropped, not retried. @default every failure is retried
+   */
+  readonly permanent?: (err: unknown) => string | undefined;
   /** Per-key retry backoff. @default 500 ms doubling to 5 s, jitter 0.2 */
   readonly retryBackoff?: BackoffOptions;
   /** Whether delivery starts paused (a standby replica). @default false */
@@ -33,6 +40,8 @@ export interface CoalescingQueueOptions<T> {
   readonly onMerged?: (key: string) => void;
   readonly onDelivered?: (key: string, item: T) => void;
   readonly onFailed?: (key: string, err: unknown, retryInMs: number) => void;
+  /** An item dropped after a failure that cannot succeed (`reason` from {@link CoalescingQueueOptions.permanent}). */
+  readonly onDropped?: (key: string, item: T, err: unknown, reason: string) => void;
 }
 
 interface Entry<T> {
@@ -164,6 +173,13 @@ export class CoalescingQueue<T> {
       this.opts.onDelivered?.(key, item);
       waitMs = this.opts.minIntervalMs ?? 500;
     } catch (err) {
+      const dropped = this.opts.permanent?.(err);
+      if (dropped !== undefined) {
+        // Never retried: what arrived for the key meanwhile (pending) is still delivered after the interval.
+        entry.backoff?.reset();
+        this.opts.onDropped?.(key, item, err, dropped);
+        return this.settle(key, entry, this.opts.minIntervalMs ?? 500);
+      }
       entry.pending = entry.pending !== undefined ? this.opts.merge(item, entry.pending) : item;
       entry.backoff ??= new Backoff({
         initialMs: 500,
@@ -175,6 +191,11 @@ export class CoalescingQueue<T> {
       waitMs = entry.backoff.next();
       this.opts.onFailed?.(key, err, waitMs);
     }
+    this.settle(key, entry, waitMs);
+  }
+
+  /** A delivery ended: the key waits `waitMs` (interval or backoff) before its next one. */
+  private settle(key: string, entry: Entry<T>, waitMs: number): void {
     entry.inFlight = false;
     this.active--;
     if (waitMs > 0) {

@@ -6,12 +6,15 @@
  * relist); 410 Gone relists and emits deletes for objects that vanished; any other error restarts
  * with exponential backoff and jitter; an inactivity watchdog notices a silent connection. A resource
  * marked `metadataOnly` is listed and watched as `PartialObjectMetadata` (client-go's metadata
- * informer): the server sends no data, and the cache holds only names, labels and resourceVersions.
+ * informer): the server sends no data. Every object passes through the resource's cache transform
+ * (cache-transform.ts) as it arrives, list pages included, so no more of it than the bridge uses is
+ * held even while a long list is read.
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, type BackoffOptions } from './backoff';
-import { ObjectCache, objectKey, trimObject } from './cache';
+import { ObjectCache, objectKey } from './cache';
+import { cacheTransformFor } from './cache-transform';
 import { collectionPath, kubeRequest, kubeWatch } from './kube-http';
 import { type Clock, type KubeObject, type Random, sleepOn, systemClock, type WatchedResource } from './types';
 import type { ErrorCode } from '../core/errors';
@@ -91,8 +94,8 @@ class GoneError extends Error {
 
 /** Lists and watches one resource into its {@link ObjectCache} until stopped. */
 export class Reflector {
-  /** The trimmed objects of this resource. */
-  readonly cache = new ObjectCache();
+  /** The objects of this resource, as its cache transform keeps them. */
+  readonly cache: ObjectCache;
   private readonly opts: ReflectorOptions;
   private readonly clock: Clock;
   private readonly random: Random;
@@ -104,6 +107,7 @@ export class Reflector {
 
   constructor(options: ReflectorOptions) {
     this.opts = options;
+    this.cache = new ObjectCache(cacheTransformFor(options.resource));
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.backoff = new Backoff({ clock: this.clock, random: this.random, ...options.backoff });
@@ -199,18 +203,17 @@ export class Reflector {
           statusCode: res.status,
         });
       }
-      for (const item of res.body.items ?? []) items.push(this.kept(item));
+      // Transformed as each page arrives: a list of large objects is never held whole.
+      for (const item of res.body.items ?? []) items.push(this.transformed(item));
       token = res.body.metadata?.continue || undefined;
       resourceVersion = res.body.metadata?.resourceVersion ?? resourceVersion;
     } while (token);
 
     const seen = new Set<string>();
-    for (const item of items) {
-      // Lists omit apiVersion/kind on items; watches include them. Keep the cache uniform.
-      const obj: KubeObject = { ...item, apiVersion: this.apiVersion, kind: this.opts.resource.kind };
+    for (const obj of items) {
       const key = objectKey(obj);
       seen.add(key);
-      const { previous, stored } = this.cache.put(obj);
+      const { previous, stored } = this.cache.store(obj);
       if (initial) this.opts.handler.onEvent({ type: 'added', object: stored, replay: true });
       else if (!previous) this.opts.handler.onEvent({ type: 'added', object: stored, replay: false });
       else if (previous.metadata.resourceVersion !== stored.metadata.resourceVersion)
@@ -301,31 +304,23 @@ export class Reflector {
   }
 
   /**
-   * What the cache keeps of a listed or watched object: for `watchStatus` kinds only metadata and
-   * status (a Deployment's pod template, env values included, is dropped at once), else all of it.
+   * What the cache keeps of a listed or watched object (the resource's cache transform). Lists omit
+   * apiVersion/kind on items and metadata-only events are `PartialObjectMetadata`: both are set to the
+   * resource's, so the cache is uniform.
    */
-  private kept(obj: KubeObject): KubeObject {
-    if (!this.opts.resource.watchStatus) return obj;
-    return {
-      ...(obj.apiVersion !== undefined ? { apiVersion: obj.apiVersion } : {}),
-      ...(obj.kind !== undefined ? { kind: obj.kind } : {}),
-      metadata: obj.metadata,
-      ...(obj.status !== undefined ? { status: obj.status } : {}),
-    };
+  private transformed(obj: KubeObject): KubeObject {
+    return this.cache.transform({ ...obj, apiVersion: this.apiVersion, kind: this.opts.resource.kind });
   }
 
   private apply(type: string, event: KubeObject): void {
-    // Metadata-only events are `PartialObjectMetadata`: keep the cache uniform, as lists do.
-    const obj = this.opts.resource.metadataOnly
-      ? { ...event, apiVersion: this.apiVersion, kind: this.opts.resource.kind }
-      : this.kept(event);
+    const obj = this.transformed(event);
     const key = objectKey(obj);
     if (type === 'DELETED') {
       const previous = this.cache.delete(key);
-      this.opts.handler.onEvent({ type: 'deleted', object: trimObject(obj), previous, replay: false });
+      this.opts.handler.onEvent({ type: 'deleted', object: obj, previous, replay: false });
       return;
     }
-    const { previous, stored } = this.cache.put(obj);
+    const { previous, stored } = this.cache.store(obj);
     if (previous?.metadata.resourceVersion === stored.metadata.resourceVersion) return;
     this.opts.handler.onEvent(
       previous

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { ReconcileRequest } from '../core/definitions';
 import { objectWorkflowType, searchAttributeKeys, workflowIdFor } from '../core/definitions';
 import { startIfAbsent } from './delivery';
+import { permanentDeliveryFailure } from './delivery-failures';
 import type { KubeObject, WatchedResource } from './types';
 
 /** How long one audit's listing of the running object workflows may take, retries included. */
@@ -34,6 +35,8 @@ export interface WorkflowAuditInput {
   /** Whether this replica still leads: starts stop when it does not. */
   readonly leading: () => boolean;
   readonly log: Logger;
+  /** A start Temporal refused for good (`reason` as {@link permanentDeliveryFailure} names it); the audit goes on. */
+  readonly onDropped?: (reason: string) => void;
 }
 
 /**
@@ -67,8 +70,14 @@ export async function auditObjectWorkflows(input: WorkflowAuditInput): Promise<n
       // Running, or a request on its way (which starts it): nothing to do.
       if (running.has(key) || input.pending(key)) continue;
       if (input.stopping() || !input.leading()) return started;
-      if (await startIfAbsent(client, input.taskQueue, request, input.deliveryTimeoutMs)) {
-        started++;
+      try {
+        if (await startIfAbsent(client, input.taskQueue, request, input.deliveryTimeoutMs)) started++;
+      } catch (err) {
+        // One object Temporal refuses for good (a name over its limits) must not end every other object's audit.
+        const reason = permanentDeliveryFailure(err);
+        if (reason === undefined) throw err;
+        input.onDropped?.(reason);
+        input.log.error({ workflowId: key, err, reason }, 'audit: start dropped: it can never succeed');
       }
     }
   }

@@ -277,6 +277,11 @@ func (o *options) dynamicConfig() (dynamicconfig.StaticClient, error) {
 		if err := json.Unmarshal([]byte(raw), &v); err != nil {
 			v = raw // a bare word is a string
 		}
+		// JSON numbers decode as float64, which the server's int settings refuse (silently keeping
+		// their default): a whole number is an int, as the server's own YAML file would give it.
+		if f, isNumber := v.(float64); isNumber && f == float64(int(f)) {
+			v = int(f)
+		}
 		values[dynamicconfig.MakeKey(k)] = v
 	}
 	return values, nil

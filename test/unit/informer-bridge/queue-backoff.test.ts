@@ -125,6 +125,32 @@ describe('CoalescingQueue options and edges', () => {
     expect(q.peek('k')).toBeUndefined();
   });
 
+  it('given a failure that can never succeed, the item is dropped (reported, not retried) and what arrived meanwhile is still delivered', async () => {
+    const dropped: string[] = [];
+    const failed: string[] = [];
+    const { q, clock, calls } = queue({
+      minIntervalMs: 10,
+      permanent: (err) => ((err as Error).message === 'refused' ? 'invalid_argument' : undefined),
+      onDropped: (key, item, _err, reason) => dropped.push(`${key}:${item}:${reason}`),
+      onFailed: (key) => failed.push(key),
+    });
+    q.add('k', 'a');
+    await flush();
+    q.add('k', 'b'); // arrives while `a` is in flight
+    calls[0]!.reject(new Error('refused'));
+    await flush();
+    expect(dropped).toEqual(['k:a:invalid_argument']);
+    expect(failed).toEqual([]);
+    expect(q.peek('k')).toBe('b'); // not merged with the dropped item
+    await clock.advance(10);
+    expect(calls[1]!.item).toBe('b');
+    calls[1]!.reject(new Error('refused'));
+    await flush();
+    await clock.advance(60_000);
+    expect(calls).toHaveLength(2); // never retried
+    expect(q.dirtyKeys).toBe(0);
+  });
+
   it('given a success after failures, the next failure starts the backoff over', async () => {
     const delays: number[] = [];
     const { q, clock, calls } = queue({ minIntervalMs: 0, onFailed: (_k, _e, ms) => delays.push(ms) });
