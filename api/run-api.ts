@@ -79,6 +79,7 @@ export async function startApiComponent(options: {
     ...(tlsFiles ? { https: readTls(tlsFiles) } : {}),
     log,
     taskQueue: config.HOMEOSTAT_TASK_QUEUE,
+    fairnessWeights: config.HOMEOSTAT_FAIRNESS_WEIGHTS,
     rateLimitPerMinute: config.HOMEOSTAT_API_RATE_LIMIT_PER_MINUTE,
     reconcileWaitMs: config.HOMEOSTAT_API_RECONCILE_WAIT_SECONDS * 1000,
     ...(config.HOMEOSTAT_TEMPORAL_UI_URL ? { temporalUiUrl: config.HOMEOSTAT_TEMPORAL_UI_URL } : {}),

@@ -70,6 +70,7 @@ export class Bridge {
         client: options.client,
         taskQueue: options.taskQueue,
         timeoutMs: options.deliveryTimeoutMs,
+        ...(options.fairnessWeights ? { fairnessWeights: options.fairnessWeights } : {}),
       }),
       merge: mergeRequests,
       concurrency: options.concurrency,
@@ -270,6 +271,7 @@ export class Bridge {
         client: this.opts.client,
         taskQueue: this.opts.taskQueue,
         deliveryTimeoutMs: this.opts.deliveryTimeoutMs,
+        ...(this.opts.fairnessWeights ? { fairnessWeights: this.opts.fairnessWeights } : {}),
         primaries: this.reflectors
           .filter((r) => isPrimary(r.resource))
           .map(({ resource, reflector }) => ({ resource, objects: () => reflector.cache.values() })),

@@ -7,6 +7,7 @@
  * Requests for one object merge level-based: the newest UID, generation and resourceVersion win.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { FairnessWeights } from '../core/fairness';
 import {
   objectWorkflowStartOptions,
   objectWorkflowType,
@@ -57,10 +58,11 @@ export async function startIfAbsent(
   taskQueue: string,
   request: ReconcileRequest,
   timeoutMs = 10_000,
+  fairnessWeights: FairnessWeights = {},
 ): Promise<boolean> {
   return client.withDeadline(Date.now() + timeoutMs, async () => {
     try {
-      const options = objectWorkflowStartOptions(request.ref, taskQueue);
+      const options = objectWorkflowStartOptions(request.ref, taskQueue, fairnessWeights);
       await client.workflow.start(objectWorkflowType, { ...options, args: [{ ...options.args[0], pending: request }] });
       return true;
     } catch (err) {
@@ -76,6 +78,8 @@ export interface SignalDeliveryOptions {
   readonly taskQueue: string;
   /** Give up one attempt after this long (the queue retries it). @default 10_000 */
   readonly timeoutMs?: number;
+  /** Fairness weights by namespace for the workflows it starts (see `core/fairness.ts`). @default every namespace 1 */
+  readonly fairnessWeights?: FairnessWeights;
 }
 
 /**
@@ -86,15 +90,16 @@ export interface SignalDeliveryOptions {
 export function signalDelivery(
   options: SignalDeliveryOptions,
 ): (key: string, request: ReconcileRequest) => Promise<void> {
-  const { client, taskQueue } = options;
+  const { client, taskQueue, fairnessWeights } = options;
   const timeoutMs = options.timeoutMs ?? 10_000;
   return async (_key, request) => {
-    if (request.reason === 'added' && (await startIfAbsent(client, taskQueue, request, timeoutMs))) return;
+    if (request.reason === 'added' && (await startIfAbsent(client, taskQueue, request, timeoutMs, fairnessWeights)))
+      return;
     await client.withDeadline(Date.now() + timeoutMs, () =>
       client.workflow.signalWithStart(objectWorkflowType, {
         // ID, start input `{ ref }`, static summary and the object's search attributes (set at start,
         // so the workflow spends no upsert on them).
-        ...objectWorkflowStartOptions(request.ref, taskQueue),
+        ...objectWorkflowStartOptions(request.ref, taskQueue, fairnessWeights),
         signal: reconcileRequestedSignal,
         signalArgs: [request],
       }),

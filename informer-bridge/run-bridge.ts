@@ -51,6 +51,7 @@ export async function startBridgeComponent(options: {
     labelSelector: config.HOMEOSTAT_BRIDGE_LABEL_SELECTOR,
     client,
     taskQueue: config.HOMEOSTAT_TASK_QUEUE,
+    fairnessWeights: config.HOMEOSTAT_FAIRNESS_WEIGHTS,
     log,
     metrics: new BridgeMetrics(true),
     concurrency: config.HOMEOSTAT_BRIDGE_CONCURRENCY,

@@ -5,6 +5,7 @@
  * missing: never a signal, so converged objects cost nothing. A workflow started moments ago and not
  * yet visible is left alone (the start is refused).
  */
+import type { FairnessWeights } from '../core/fairness';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { ReconcileRequest } from '../core/definitions';
@@ -22,6 +23,8 @@ export const auditStopWaitMs = auditListTimeoutMs + 5_000;
 export interface WorkflowAuditInput {
   readonly client: Client;
   readonly taskQueue: string;
+  /** Fairness weights by namespace (see `core/fairness.ts`). @default every namespace 1 */
+  readonly fairnessWeights?: FairnessWeights;
   /** Timeout of one start attempt. @default 10_000 */
   readonly deliveryTimeoutMs?: number | undefined;
   /** The cached objects of each primary resource. */
@@ -71,7 +74,8 @@ export async function auditObjectWorkflows(input: WorkflowAuditInput): Promise<n
       if (running.has(key) || input.pending(key)) continue;
       if (input.stopping() || !input.leading()) return started;
       try {
-        if (await startIfAbsent(client, input.taskQueue, request, input.deliveryTimeoutMs)) started++;
+        if (await startIfAbsent(client, input.taskQueue, request, input.deliveryTimeoutMs, input.fairnessWeights))
+          started++;
       } catch (err) {
         // One object Temporal refuses for good (a name over its limits) must not end every other object's audit.
         const reason = permanentDeliveryFailure(err);

@@ -123,6 +123,8 @@ export interface HomeostatWorkerOptions {
   readonly shutdownGraceTime?: string;
   /** @default 20 */
   readonly maxConcurrentActivityTaskExecutions?: number;
+  /** Workflow tasks this worker runs at once. @default the SDK's (40) */
+  readonly maxConcurrentWorkflowTaskExecutions?: number;
   /**
    * The codec between payloads and Temporal (e.g. an `AesGcmPayloadCodec`); it runs outside the
    * workflow sandbox, so the workflow bundle is the same with or without it. @default none
@@ -149,6 +151,9 @@ export async function createHomeostatWorker(options: HomeostatWorkerOptions): Pr
     ...(options.payloadCodec ? { dataConverter: { payloadCodecs: [options.payloadCodec] } } : {}),
     shutdownGraceTime: options.shutdownGraceTime ?? '10 seconds',
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions ?? 20,
+    ...(options.maxConcurrentWorkflowTaskExecutions
+      ? { maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTaskExecutions }
+      : {}),
   });
 }
 

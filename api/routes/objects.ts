@@ -123,7 +123,7 @@ export function objectRoutes(app: ApiApp, ctx: RouteContext, reconciles: Counter
         });
       // The bridge's start options (ID, input, static summary, the object's search attributes), so a
       // workflow started here is named and findable in the Temporal UI before its first pass.
-      const startOptions = objectWorkflowStartOptions(ref, deps.taskQueue);
+      const startOptions = objectWorkflowStartOptions(ref, deps.taskQueue, deps.fairnessWeights);
       const workflowId = startOptions.workflowId;
       const startWorkflowOperation = new WithStartWorkflowOperation(objectWorkflowType, {
         ...startOptions,
