@@ -7,7 +7,7 @@
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiProblem, problem, type ProblemCode } from './problems';
-import { grpcDeadlineExceeded, grpcUnavailable, temporalStatus } from './temporal-calls';
+import { grpcDeadlineExceeded, grpcFailedPrecondition, grpcUnavailable, temporalStatus } from './temporal-calls';
 import type { ApiApp } from './route-context';
 
 const fastifyCodes: Record<number, ProblemCode> = {
@@ -17,6 +17,15 @@ const fastifyCodes: Record<number, ProblemCode> = {
   415: 'ERR_UNSUPPORTED_MEDIA_TYPE',
   429: 'ERR_RATE_LIMITED',
 };
+
+/** Whether `err` (or a cause of it) is Temporal's "no poller seen for task queue recently". */
+function noPoller(err: unknown): boolean {
+  for (let e = err, i = 0; typeof e === 'object' && e !== null && i < 4; e = (e as { cause?: unknown }).cause, i++) {
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && /no poller/i.test(message)) return true;
+  }
+  return false;
+}
 
 /** Sets `app`'s error and not-found handlers to answer with problem documents. */
 export function answerWithProblems(app: ApiApp): void {
@@ -39,6 +48,13 @@ export function answerWithProblems(app: ApiApp): void {
       doc = problem('ERR_TIMEOUT', 'Temporal did not answer in time', req.url);
     } else if (temporalStatus(err) === grpcUnavailable) {
       doc = problem('ERR_UNAVAILABLE', 'Temporal is unreachable', req.url);
+    } else if (temporalStatus(err) === grpcFailedPrecondition && noPoller(err)) {
+      // A state query with no worker polling the object's task queue (workers down or scaled to zero).
+      doc = problem(
+        'ERR_UNAVAILABLE',
+        'no worker is polling the object’s task queue: its state cannot be read now',
+        req.url,
+      );
     } else {
       req.log.error({ err }, 'request failed');
       doc = problem('ERR_UPSTREAM', 'the request failed; see the server log', req.url);

@@ -73,7 +73,7 @@ const problemMeanings = {
   415: 'The body is not `application/json`.',
   429: 'Over the rate limit of the caller, or over the failed-authentication budget of the client address; see `Retry-After`.',
   502: 'A call the API made failed; the server log has the cause.',
-  503: 'Temporal is unreachable.',
+  503: 'Temporal is unreachable, or (reading state) no worker polls the object’s task queue.',
   504: 'Temporal did not answer in time.',
 } as const;
 

@@ -8,6 +8,11 @@ import type { Client } from '@temporalio/client';
 export const grpcDeadlineExceeded = 4;
 /** gRPC `UNAVAILABLE`: the frontend is unreachable. */
 export const grpcUnavailable = 14;
+/**
+ * gRPC `FAILED_PRECONDITION`: for a query, Temporal's "no poller seen for task queue recently, worker
+ * may be down" — no worker is there to answer it.
+ */
+export const grpcFailedPrecondition = 9;
 
 /** The gRPC status code of a Temporal client error (on it or its cause), if it has one. */
 export function temporalStatus(err: unknown): number | undefined {

@@ -6,6 +6,7 @@
  * outside the document: authentication before any other answer, 405 with `Allow` for undeclared
  * methods, and the schema-valid requests once refused with an undocumented 400.
  */
+import * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,6 +41,12 @@ describe('API contract', () => {
   const t = useStack();
   const taskQueue = `api-contract-${randomSuffix()}`;
   const token = randomBytes(24).toString('base64url');
+  /**
+   * The fuzzer's own token: a user allowed only in this file's namespace, so the objects it finds by
+   * listing are this file's, whose worker runs while it fuzzes — not another file's, whose worker may
+   * be gone (a state query then has no worker to answer it: 503, which the fuzzer counts as a failure).
+   */
+  const fuzzToken = randomBytes(24).toString('base64url');
   let ca: Buffer;
   let caFile = '';
   let api: RunningApi | undefined;
@@ -63,7 +70,7 @@ describe('API contract', () => {
         HOMEOSTAT_API_HOST: '127.0.0.1',
         HOMEOSTAT_API_TLS_CERT_FILE: cert.cert,
         HOMEOSTAT_API_TLS_KEY_FILE: cert.key,
-        HOMEOSTAT_API_STATIC_TOKENS: `${token}=demo-admin:system:masters`,
+        HOMEOSTAT_API_STATIC_TOKENS: `${token}=demo-admin:system:masters;${fuzzToken}=contract-fuzzer`,
         HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'true',
         HOMEOSTAT_API_RATE_LIMIT_PER_MINUTE: '1000000',
         HOMEOSTAT_API_AUTH_FAILURES_PER_MINUTE: '1000000',
@@ -77,6 +84,28 @@ describe('API contract', () => {
       operator: builtinOperator,
     });
     t.defer(() => api?.stop());
+    const rbac = t.kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({
+      namespace: t.namespace,
+      body: {
+        metadata: { name: 'contract-fuzzer' },
+        rules: [
+          {
+            apiGroups: ['homeostat.dev'],
+            resources: ['apps', 'postgresdatabases'],
+            verbs: ['get', 'list', 'reconcile'],
+          },
+        ],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: t.namespace,
+      body: {
+        metadata: { name: 'contract-fuzzer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'contract-fuzzer' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'contract-fuzzer' }],
+      },
+    });
     await t.custom.createNamespacedCustomObject({
       group: 'homeostat.dev',
       version: 'v1alpha1',
@@ -256,7 +285,7 @@ describe('API contract', () => {
       caFile,
       '--request-timeout',
       '30',
-      ...(auth ? ['--header', `Authorization: Bearer ${token}`] : []),
+      ...(auth ? ['--header', `Authorization: Bearer ${fuzzToken}`] : []),
     ];
     const { code, output } = await new Promise<{ code: number | string; output: string }>((resolve) => {
       execFile(

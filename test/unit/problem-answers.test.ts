@@ -1,0 +1,41 @@
+import Fastify from 'fastify';
+import { answerWithProblems } from '../../api/problem-answers';
+import type { ApiApp } from '../../api/route-context';
+
+/** An app answering with problems whose one route throws `err`. */
+async function answerTo(err: unknown): Promise<{ status: number; body: { code: string; detail: string } }> {
+  const app = Fastify();
+  answerWithProblems(app as unknown as ApiApp);
+  app.get('/x', () => {
+    throw err;
+  });
+  const res = await app.inject({ method: 'GET', url: '/x' });
+  await app.close();
+  return { status: res.statusCode, body: res.json() };
+}
+
+/** A Temporal client error as the client throws it: a gRPC status on the error or its cause. */
+const grpcError = (code: number, message: string): Error =>
+  Object.assign(new Error('Query failed', { cause: Object.assign(new Error(message), { code }) }), {});
+
+describe('problem answers to Temporal’s errors', () => {
+  it('given a state query no worker can take ("no poller seen for task queue recently"), it answers 503 naming the cause', async () => {
+    // What the contract fuzzer met once: another file's object after that file's worker had stopped.
+    const answer = await answerTo(
+      grpcError(9, '9 FAILED_PRECONDITION: no poller seen for task queue recently, worker may be down'),
+    );
+    expect(answer).toEqual({
+      status: 503,
+      body: expect.objectContaining({ code: 'ERR_UNAVAILABLE', detail: expect.stringMatching(/no worker is polling/) }),
+    });
+  });
+
+  it('given another failed precondition, it stays a logged 502', async () => {
+    expect((await answerTo(grpcError(9, 'something else'))).status).toBe(502);
+  });
+
+  it('given a deadline or an unreachable frontend, it answers 504 and 503', async () => {
+    expect((await answerTo(grpcError(4, 'deadline'))).body.code).toBe('ERR_TIMEOUT');
+    expect((await answerTo(grpcError(14, 'unavailable'))).body.code).toBe('ERR_UNAVAILABLE');
+  });
+});
