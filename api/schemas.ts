@@ -68,6 +68,7 @@ const problemMeanings = {
   401: 'No valid bearer token. Answered before anything else, for every path and method but the public ones.',
   403: 'RBAC does not allow the caller the verb on the resource (SubjectAccessReview).',
   404: 'Nothing is there.',
+  405: 'The path is served, but not with this method (see `Allow`): a path parameter of `.` or `..` is resolved away and the path can then name another route.',
   409: 'The object’s workflow refused the request.',
   413: 'The body is over the size limit (16 KiB by default).',
   415: 'The body is not `application/json`.',
@@ -77,7 +78,7 @@ const problemMeanings = {
   504: 'Temporal did not answer in time.',
 } as const;
 
-/** The statuses every route may answer with a problem document (405 is for the methods no route declares). */
+/** The statuses every route may answer with a problem document. */
 export type ProblemStatus = keyof typeof problemMeanings;
 
 /** A problem document of `status`, whose `code` is one of that status's codes. */
