@@ -229,7 +229,7 @@ describe('tenant isolation: the bridge caches only what it needs', () => {
       await bridge.stop();
     });
     bridge.start();
-    await waitFor(() => bridge.ready, 30_000);
+    await waitFor(() => bridge.ready, 120_000);
     const real = (await t.custom.createNamespacedCustomObject({
       group,
       version: 'v1',
@@ -242,7 +242,7 @@ describe('tenant isolation: the bridge caches only what it needs', () => {
         spec: { kind: 'ConfigMap', name: 'real-child' },
       },
     })) as { metadata: { uid: string } };
-    await waitFor(() => workflowExists(t.temporal, refOf('real')), 30_000, 200, 'the real Claim’s workflow');
+    await waitFor(() => workflowExists(t.temporal, refOf('real')), 120_000, 200, 'the real Claim’s workflow');
     const ghosts = Array.from({ length: 200 }, (_, i) => `ghost-${i}`);
     const ownerRef = (name: string, uid: string) => ({ apiVersion: `${group}/v1`, kind: 'Claim', name, uid });
     const unresolved = async (): Promise<number> =>
@@ -269,7 +269,7 @@ describe('tenant isolation: the bridge caches only what it needs', () => {
           forged.metadata?.resourceVersion &&
         bridge.dirtyKeys === 0 &&
         (await unresolved()) > 0,
-      30_000,
+      120_000,
       100,
       'the bridge to handle the forged ConfigMap',
     );
@@ -281,7 +281,7 @@ describe('tenant isolation: the bridge caches only what it needs', () => {
       for await (const wf of t.temporal.workflow.list({ query: `HomeostatNamespace = '${ns}'` }))
         ids.push(wf.workflowId);
       return ids.includes(workflowIdFor(refOf('real'))) && ids;
-    }, 30_000);
+    }, 120_000);
     process.stderr.write(
       `forged owners: ${started} workflows started for 200 Claims that do not exist; visibility lists ${listed.length} in the namespace; ${await unresolved()} owner references unresolved; ${await sent()} child-changed signals\n`,
     );
@@ -300,6 +300,6 @@ describe('tenant isolation: the bridge caches only what it needs', () => {
         data: { a: '1' },
       },
     });
-    await waitFor(async () => (await sent()) === 1, 30_000, 200, 'the real owner’s child-changed signal');
-  }, 180_000);
+    await waitFor(async () => (await sent()) === 1, 120_000, 200, 'the real owner’s child-changed signal');
+  }, 600_000);
 });
