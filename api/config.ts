@@ -3,9 +3,9 @@
  * printed and the process exits non-zero; the result is frozen. The Temporal connection comes from the
  * TEMPORAL_* variables through `@temporalio/envconfig`.
  */
-import { parseFairnessWeights } from '../core/fairness';
 import { z } from 'zod';
 import { loadEnvOrExit, type ParsedEnv } from '../config';
+import { fairnessWeightsEnv } from '../config/fairness-weights';
 import { defaultTaskQueue } from '../core/definitions';
 import { defaultAudiences, parseStaticTokens } from './auth';
 
@@ -17,17 +17,7 @@ export const apiEnvSchema = z
      * Fairness weights by Kubernetes namespace for the object workflows it starts: `team-a=2,batch=0.25`
      * (`_cluster`: cluster-scoped objects). Unset: every namespace weighs 1. See `core/fairness.ts`.
      */
-    HOMEOSTAT_FAIRNESS_WEIGHTS: z
-      .string()
-      .default('')
-      .transform((text, ctx) => {
-        try {
-          return parseFairnessWeights(text);
-        } catch (err) {
-          ctx.addIssue({ code: 'custom', message: (err as Error).message });
-          return z.NEVER;
-        }
-      }),
+    HOMEOSTAT_FAIRNESS_WEIGHTS: fairnessWeightsEnv,
     KUBECONFIG: z.string().min(1).optional(),
     /** @default 8080 */
     HOMEOSTAT_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),

@@ -3,10 +3,10 @@
  * connection comes from the TEMPORAL_* variables through `@temporalio/envconfig` (see `config/`);
  * the Kubernetes connection is the kubeconfig (KUBECONFIG) or the in-cluster service account.
  */
-import { parseFairnessWeights } from '../core/fairness';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadEnvOrExit, parseEnv, type ParsedEnv } from '../config';
+import { fairnessWeightsEnv } from '../config/fairness-weights';
 import { defaultTaskQueue } from '../core/definitions';
 
 const ownerKind = z.object({ group: z.string(), kind: z.string().min(1) });
@@ -47,17 +47,7 @@ export const bridgeEnvSchema = z.object({
    * Fairness weights by Kubernetes namespace for the object workflows it starts: `team-a=2,batch=0.25`
    * (`_cluster`: cluster-scoped objects). Unset: every namespace weighs 1. See `core/fairness.ts`.
    */
-  HOMEOSTAT_FAIRNESS_WEIGHTS: z
-    .string()
-    .default('')
-    .transform((text, ctx) => {
-      try {
-        return parseFairnessWeights(text);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-        return z.NEVER;
-      }
-    }),
+  HOMEOSTAT_FAIRNESS_WEIGHTS: fairnessWeightsEnv,
   /**
    * JSON array of watched resources (an explicit override: no discovery); unset: the operator's kinds,
    * the kinds they own and the kinds they reference, resolved through API discovery.
