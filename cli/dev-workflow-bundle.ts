@@ -3,7 +3,7 @@
  * one built once per version of the workflow code and cached.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { cacheDir, repoRoot } from '../devstack/paths';
@@ -40,7 +40,11 @@ export async function devWorkflowBundle(say: (line: string) => void): Promise<st
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
   });
   mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, code);
+  // Written aside and renamed into place: a second demo started at the same moment (the test runs
+  // two) must never find, and load, a half-written bundle under the final name.
+  const partial = `${path}.${process.pid}.tmp`;
+  writeFileSync(partial, code);
+  renameSync(partial, path);
   say(`  workflow bundle built in ${seconds(started)}`);
   return path;
 }
