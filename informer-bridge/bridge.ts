@@ -267,7 +267,7 @@ export class Bridge {
     if (this.auditing) return 0;
     this.auditing = true;
     try {
-      return await auditObjectWorkflows({
+      const started = await auditObjectWorkflows({
         client: this.opts.client,
         taskQueue: this.opts.taskQueue,
         deliveryTimeoutMs: this.opts.deliveryTimeoutMs,
@@ -282,6 +282,12 @@ export class Bridge {
         log: this.opts.log,
         onDropped: (reason) => this.metrics.signalsDropped.inc({ reason }),
       });
+      this.metrics.audits.inc({ result: 'ok' });
+      this.metrics.auditStarts.inc(started);
+      return started;
+    } catch (err) {
+      this.metrics.audits.inc({ result: 'failed' });
+      throw err;
     } finally {
       this.auditing = false;
     }
@@ -305,7 +311,12 @@ export class Bridge {
       this.queue.pause();
       return;
     }
-    if (this.ready) this.resync();
+    // A new leader checks both safety nets at once, as the first sync does: after a takeover (the
+    // old leader killed) the caches synced before this replica led, and the next resync is minutes away.
+    if (this.ready) {
+      this.resync();
+      this.audit();
+    }
     this.queue.resume();
   }
 

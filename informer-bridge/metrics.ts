@@ -103,6 +103,24 @@ export class BridgeMetrics {
   });
 
   /**
+   * Audits of the object workflows finished, by `result` (`ok`, `failed`): one after the caches first
+   * sync and one per resync interval. A steady `failed` count means objects whose workflow was lost
+   * are not being restarted.
+   */
+  readonly audits = new Counter({
+    name: 'homeostat_bridge_workflow_audits_total',
+    help: 'Audits of the running object workflows finished, by result (ok, failed)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  /** Workflows an audit started for cached objects that had none running (each is a lost workflow restored). */
+  readonly auditStarts = new Counter({
+    name: 'homeostat_bridge_workflow_audit_starts_total',
+    help: 'Object workflows the audit started because the object had none running',
+    registers: [this.registry],
+  });
+
+  /**
    * The controller-runtime style name of the bridge's work queue depth (the same number as
    * {@link dirtyKeys}), so one dashboard query covers the bridge's queue and the workers' task queue.
    */
