@@ -252,7 +252,7 @@ describe('tenant isolation: the bridge caches only what it needs', () => {
         .filter((v) => v.labels.reason === 'child-changed')
         .reduce((n, v) => n + v.value, 0);
 
-    const forged = await t.core.createNamespacedConfigMap({
+    await t.core.createNamespacedConfigMap({
       namespace: ns,
       body: {
         metadata: {
@@ -263,12 +263,12 @@ describe('tenant isolation: the bridge caches only what it needs', () => {
         data: { a: '1' },
       },
     });
+    // Handled once its owner references were looked up (and left unresolved; the cache keeps the first
+    // few of them). Not "the cache holds the resourceVersion it was created with": the cluster's garbage
+    // collector deletes the ConfigMap (none of its owners exists) at any moment, and that check then
+    // never holds (a full run failed so, and a run alone with the collector quick).
     await waitFor(
-      async () =>
-        bridge.cacheOf('', 'ConfigMap')?.get(`${ns}/forged`)?.metadata.resourceVersion ===
-          forged.metadata?.resourceVersion &&
-        bridge.dirtyKeys === 0 &&
-        (await unresolved()) > 0,
+      async () => bridge.dirtyKeys === 0 && (await unresolved()) > 0,
       120_000,
       100,
       'the bridge to handle the forged ConfigMap',
