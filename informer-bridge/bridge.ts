@@ -6,6 +6,7 @@
  */
 import type { ObjectRef, ReconcileReason, ReconcileRequest } from '../core/definitions';
 import { workflowIdFor } from '../core/definitions';
+import { fairnessKeyFor } from '../core/fairness';
 import type { BridgeOptions } from './bridge-options';
 import { objectKey } from './cache';
 import { mergeRequests, signalDelivery } from './delivery';
@@ -73,6 +74,9 @@ export class Bridge {
         ...(options.fairnessWeights ? { fairnessWeights: options.fairnessWeights } : {}),
       }),
       merge: mergeRequests,
+      // Round-robin across namespaces, weighted as their workflows are on Temporal's task queue.
+      groupOf: (_key, req) => fairnessKeyFor(req.ref),
+      weightOf: (namespace) => options.fairnessWeights?.[namespace] ?? 1,
       concurrency: options.concurrency,
       minIntervalMs: options.minSignalIntervalMs,
       retryBackoff: options.retryBackoff,
@@ -165,6 +169,11 @@ export class Bridge {
     const queue = this.queue;
     const dirty = this.metrics.dirtyKeys;
     (dirty as unknown as { collect: () => void }).collect = () => dirty.set(queue.dirtyKeys);
+    const depth = this.metrics.queueDepth;
+    (depth as unknown as { collect: () => void }).collect = () => {
+      depth.reset();
+      for (const [namespace, n] of queue.readyByGroup()) depth.set({ namespace }, n);
+    };
   }
 
   /** Whether every reflector has completed its first list (`/readyz`). */

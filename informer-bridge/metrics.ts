@@ -60,6 +60,16 @@ export class BridgeMetrics {
     help: 'Objects with an undelivered reconcile request',
     registers: [this.registry],
   });
+  /**
+   * Objects waiting for a delivery slot, by namespace (`_cluster`: cluster-scoped objects); namespaces
+   * with none are left out, so the series are at most the namespaces with a backlog (hundreds are fine).
+   */
+  readonly queueDepth = new Gauge({
+    name: 'homeostat_bridge_queue_depth',
+    help: 'Objects whose reconcile request waits for a delivery slot, by namespace',
+    labelNames: ['namespace'] as const,
+    registers: [this.registry],
+  });
   /** Watch restarts, by resource and reason (timeout, error, watchdog, list-error). */
   readonly watchRestarts = new Counter({
     name: 'homeostat_bridge_watch_restarts_total',

@@ -1,12 +1,14 @@
 /**
  * The per-key coalescing delivery queue (client-go's workqueue, specialised for signals): at most one
  * delivery in flight per key; items that arrive meanwhile merge into one pending item; bounded
- * concurrency overall; a failed delivery is merged back and retried with per-key backoff until it
+ * concurrency overall; ready keys are taken round-robin across their groups (namespaces), weighted, so
+ * one group's ten thousand keys do not queue another group's one ({@link FairReadySet}); a failed delivery is merged back and retried with per-key backoff until it
  * succeeds, unless the failure is one that can never succeed ({@link CoalescingQueueOptions.permanent}):
  * that item is dropped (reported), and what arrived for the key meanwhile is still delivered. Memory is
  * one entry per dirty key, never one per event.
  */
 import { Backoff, type BackoffOptions } from './backoff';
+import { FairReadySet } from './fair-ready';
 import { type Clock, type Random, systemClock } from './types';
 
 /** Options of {@link CoalescingQueue}. */
@@ -15,6 +17,13 @@ export interface CoalescingQueueOptions<T> {
   readonly deliver: (key: string, item: T) => Promise<void>;
   /** Merges a pending item with a newer one. */
   readonly merge: (older: T, newer: T) => T;
+  /**
+   * The group of a key (the bridge: the object's namespace), read once when the key enters the queue:
+   * ready keys are taken round-robin across groups. @default every key in one group: first-in, first-out
+   */
+  readonly groupOf?: (key: string, item: T) => string;
+  /** A group's weight: its share of deliveries while several groups wait (more than 0). @default 1 */
+  readonly weightOf?: (group: string) => number;
   /** Deliveries in flight at most. @default 16 */
   readonly concurrency?: number;
   /**
@@ -45,6 +54,7 @@ export interface CoalescingQueueOptions<T> {
 }
 
 interface Entry<T> {
+  readonly group: string;
   pending: T | undefined;
   inFlight: boolean;
   /** Cancels the timer of a retry backoff or of the post-delivery interval, while one runs. */
@@ -55,8 +65,8 @@ interface Entry<T> {
 /** A coalescing queue of items by key. */
 export class CoalescingQueue<T> {
   private readonly entries = new Map<string, Entry<T>>();
-  /** Keys with a pending item, not in flight and not waiting for a retry, in arrival order. */
-  private readonly ready = new Set<string>();
+  /** Keys with a pending item, not in flight and not waiting for a retry, in fair order. */
+  private readonly ready: FairReadySet;
   private active = 0;
   private isPaused: boolean;
   private idleWaiters: (() => void)[] = [];
@@ -67,6 +77,7 @@ export class CoalescingQueue<T> {
     this.opts = options;
     this.clock = options.clock ?? systemClock;
     this.isPaused = options.paused ?? false;
+    this.ready = new FairReadySet(options.weightOf);
   }
 
   /** Keys with an undelivered item (pending or in flight). */
@@ -79,6 +90,11 @@ export class CoalescingQueue<T> {
   /** Deliveries in flight. */
   get inFlight(): number {
     return this.active;
+  }
+
+  /** Keys waiting for a delivery slot, by group (groups with none are left out). */
+  readyByGroup(): IterableIterator<[string, number]> {
+    return this.ready.depths();
   }
 
   /** Whether delivery is paused. */
@@ -101,7 +117,8 @@ export class CoalescingQueue<T> {
   add(key: string, item: T): void {
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { pending: undefined, inFlight: false, timer: undefined, backoff: undefined };
+      const group = this.opts.groupOf?.(key, item) ?? '';
+      entry = { group, pending: undefined, inFlight: false, timer: undefined, backoff: undefined };
       this.entries.set(key, entry);
     }
     if (entry.pending !== undefined) {
@@ -110,7 +127,7 @@ export class CoalescingQueue<T> {
     } else {
       entry.pending = item;
     }
-    if (!entry.inFlight && !entry.timer) this.ready.add(key);
+    if (!entry.inFlight && !entry.timer) this.ready.add(key, entry.group);
     this.pump();
   }
 
@@ -135,7 +152,7 @@ export class CoalescingQueue<T> {
       if (entry.timer) {
         entry.timer();
         entry.timer = undefined;
-        if (entry.pending !== undefined) this.ready.add(key);
+        if (entry.pending !== undefined) this.ready.add(key, entry.group);
         else if (!entry.inFlight) this.entries.delete(key);
       }
     }
@@ -153,8 +170,7 @@ export class CoalescingQueue<T> {
   private pump(): void {
     const limit = this.opts.concurrency ?? 16;
     while (!this.isPaused && this.active < limit && this.ready.size > 0) {
-      const key = this.ready.values().next().value as string;
-      this.ready.delete(key);
+      const key = this.ready.take()!;
       const entry = this.entries.get(key);
       if (entry?.pending === undefined) continue;
       const item = entry.pending;
@@ -198,6 +214,7 @@ export class CoalescingQueue<T> {
   private settle(key: string, entry: Entry<T>, waitMs: number): void {
     entry.inFlight = false;
     this.active--;
+    if (this.active === 0) this.ready.reset(); // nothing in flight and nothing ready: no turns to remember
     if (waitMs > 0) {
       entry.timer = this.clock.setTimeout(() => this.wake(key, entry), waitMs);
     } else {
@@ -210,7 +227,7 @@ export class CoalescingQueue<T> {
   /** The key's timer ended (or there was none): deliver what is pending, or forget the key. */
   private wake(key: string, entry: Entry<T>): void {
     entry.timer = undefined;
-    if (entry.pending !== undefined) this.ready.add(key);
+    if (entry.pending !== undefined) this.ready.add(key, entry.group);
     else if (!entry.inFlight && this.entries.get(key) === entry) this.entries.delete(key);
     this.pump();
   }

@@ -54,6 +54,16 @@ export async function startTemporal(ctx: ComponentContext): Promise<ManagedProce
     'frontend.enableUpdateWorkflowExecution=true',
     '--dynamic-config-value',
     'frontend.enableExecuteMultiOperation=true',
+    // Fairness between teams (issue 27, docs/fairness.md): a backlogged task queue dispatches round-robin
+    // across the tasks' fairness keys (an object's namespace), weighted. Each partition of a task queue
+    // keeps its own fair backlog, so with the default 4 partitions the order across them is only roughly
+    // fair; the dev server has one matching host, and one partition makes the order exact (and testable).
+    '--dynamic-config-value',
+    'matching.enableFairness=true',
+    '--dynamic-config-value',
+    'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value',
+    'matching.numTaskqueueWritePartitions=1',
     '--log-format',
     'json',
     '--log-level',
