@@ -77,6 +77,9 @@ export class Bridge {
       // Round-robin across namespaces, weighted as their workflows are on Temporal's task queue.
       groupOf: (_key, req) => fairnessKeyFor(req.ref),
       weightOf: (namespace) => options.fairnessWeights?.[namespace] ?? 1,
+      // Real changes before the safety net's resyncs (controller-runtime's priority queue does the same
+      // with its initial list and resyncs; the bridge's first list sends nothing at all).
+      bandOf: (req) => (req.reason === 'resync' ? 1 : 0),
       concurrency: options.concurrency,
       minIntervalMs: options.minSignalIntervalMs,
       retryBackoff: options.retryBackoff,

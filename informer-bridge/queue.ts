@@ -2,7 +2,9 @@
  * The per-key coalescing delivery queue (client-go's workqueue, specialised for signals): at most one
  * delivery in flight per key; items that arrive meanwhile merge into one pending item; bounded
  * concurrency overall; ready keys are taken round-robin across their groups (namespaces), weighted, so
- * one group's ten thousand keys do not queue another group's one ({@link FairReadySet}); a failed delivery is merged back and retried with per-key backoff until it
+ * one group's ten thousand keys do not queue another group's one ({@link FairReadySet}); keys of a more
+ * urgent band go first ({@link CoalescingQueueOptions.bandOf}: the bridge's real changes before its
+ * resyncs, as controller-runtime's priority queue does); a failed delivery is merged back and retried with per-key backoff until it
  * succeeds, unless the failure is one that can never succeed ({@link CoalescingQueueOptions.permanent}):
  * that item is dropped (reported), and what arrived for the key meanwhile is still delivered. Memory is
  * one entry per dirty key, never one per event.
@@ -24,6 +26,12 @@ export interface CoalescingQueueOptions<T> {
   readonly groupOf?: (key: string, item: T) => string;
   /** A group's weight: its share of deliveries while several groups wait (more than 0). @default 1 */
   readonly weightOf?: (group: string) => number;
+  /**
+   * The band of a pending item: ready keys of band 0 are delivered before any of band 1 (each band
+   * fair across groups on its own). Read whenever the key becomes ready and when a merge makes its
+   * pending item more urgent (it then moves up at once). @default every item in band 0
+   */
+  readonly bandOf?: (item: T) => 0 | 1;
   /** Deliveries in flight at most. @default 16 */
   readonly concurrency?: number;
   /**
@@ -56,6 +64,8 @@ export interface CoalescingQueueOptions<T> {
 interface Entry<T> {
   readonly group: string;
   pending: T | undefined;
+  /** The band whose ready set holds the key, while it waits for a slot (a copy left in a lower band is stale). */
+  readyIn: 0 | 1 | undefined;
   inFlight: boolean;
   /** Cancels the timer of a retry backoff or of the post-delivery interval, while one runs. */
   timer: (() => void) | undefined;
@@ -65,8 +75,8 @@ interface Entry<T> {
 /** A coalescing queue of items by key. */
 export class CoalescingQueue<T> {
   private readonly entries = new Map<string, Entry<T>>();
-  /** Keys with a pending item, not in flight and not waiting for a retry, in fair order. */
-  private readonly ready: FairReadySet;
+  /** Keys with a pending item, not in flight and not waiting for a retry, in fair order: one set per band. */
+  private readonly ready: [FairReadySet, FairReadySet];
   private active = 0;
   private isPaused: boolean;
   private idleWaiters: (() => void)[] = [];
@@ -77,7 +87,7 @@ export class CoalescingQueue<T> {
     this.opts = options;
     this.clock = options.clock ?? systemClock;
     this.isPaused = options.paused ?? false;
-    this.ready = new FairReadySet(options.weightOf);
+    this.ready = [new FairReadySet(options.weightOf), new FairReadySet(options.weightOf)];
   }
 
   /** Keys with an undelivered item (pending or in flight). */
@@ -93,8 +103,11 @@ export class CoalescingQueue<T> {
   }
 
   /** Keys waiting for a delivery slot, by group (groups with none are left out). */
-  readyByGroup(): IterableIterator<[string, number]> {
-    return this.ready.depths();
+  readyByGroup(): Map<string, number> {
+    const depths = new Map<string, number>();
+    for (const set of this.ready)
+      for (const [group, n] of set.depths()) depths.set(group, (depths.get(group) ?? 0) + n);
+    return depths;
   }
 
   /** Whether delivery is paused. */
@@ -118,7 +131,7 @@ export class CoalescingQueue<T> {
     let entry = this.entries.get(key);
     if (!entry) {
       const group = this.opts.groupOf?.(key, item) ?? '';
-      entry = { group, pending: undefined, inFlight: false, timer: undefined, backoff: undefined };
+      entry = { group, pending: undefined, readyIn: undefined, inFlight: false, timer: undefined, backoff: undefined };
       this.entries.set(key, entry);
     }
     if (entry.pending !== undefined) {
@@ -127,8 +140,24 @@ export class CoalescingQueue<T> {
     } else {
       entry.pending = item;
     }
-    if (!entry.inFlight && !entry.timer) this.ready.add(key, entry.group);
+    if (!entry.inFlight && !entry.timer) this.markReady(key, entry);
     this.pump();
+  }
+
+  /**
+   * Puts a key with a pending item in the ready set of its band; a key already waiting in a lower band
+   * moves up (its copy there is skipped when taken).
+   */
+  private markReady(key: string, entry: Entry<T>): void {
+    const band = entry.pending === undefined ? 0 : (this.opts.bandOf?.(entry.pending) ?? 0);
+    if (entry.readyIn !== undefined && entry.readyIn <= band) return;
+    entry.readyIn = band;
+    this.ready[band].add(key, entry.group);
+  }
+
+  /** Ready keys in every band. */
+  private get readyCount(): number {
+    return this.ready[0].size + this.ready[1].size;
   }
 
   /** Stops starting deliveries (in-flight ones finish); items keep merging. */
@@ -152,7 +181,7 @@ export class CoalescingQueue<T> {
       if (entry.timer) {
         entry.timer();
         entry.timer = undefined;
-        if (entry.pending !== undefined) this.ready.add(key, entry.group);
+        if (entry.pending !== undefined) this.markReady(key, entry);
         else if (!entry.inFlight) this.entries.delete(key);
       }
     }
@@ -169,10 +198,13 @@ export class CoalescingQueue<T> {
 
   private pump(): void {
     const limit = this.opts.concurrency ?? 16;
-    while (!this.isPaused && this.active < limit && this.ready.size > 0) {
-      const key = this.ready.take()!;
+    while (!this.isPaused && this.active < limit && this.readyCount > 0) {
+      const band = this.ready[0].size > 0 ? 0 : 1;
+      const key = this.ready[band].take()!;
       const entry = this.entries.get(key);
-      if (entry?.pending === undefined) continue;
+      // A copy left behind when the key moved up a band, or a key no longer waiting: skip it.
+      if (entry?.pending === undefined || entry.readyIn !== band) continue;
+      entry.readyIn = undefined;
       const item = entry.pending;
       entry.pending = undefined;
       entry.inFlight = true;
@@ -214,7 +246,7 @@ export class CoalescingQueue<T> {
   private settle(key: string, entry: Entry<T>, waitMs: number): void {
     entry.inFlight = false;
     this.active--;
-    if (this.active === 0) this.ready.reset(); // nothing in flight and nothing ready: no turns to remember
+    if (this.active === 0) for (const set of this.ready) set.reset(); // nothing in flight or ready: no turns to remember
     if (waitMs > 0) {
       entry.timer = this.clock.setTimeout(() => this.wake(key, entry), waitMs);
     } else {
@@ -227,7 +259,7 @@ export class CoalescingQueue<T> {
   /** The key's timer ended (or there was none): deliver what is pending, or forget the key. */
   private wake(key: string, entry: Entry<T>): void {
     entry.timer = undefined;
-    if (entry.pending !== undefined) this.ready.add(key, entry.group);
+    if (entry.pending !== undefined) this.markReady(key, entry);
     else if (!entry.inFlight && this.entries.get(key) === entry) this.entries.delete(key);
     this.pump();
   }
