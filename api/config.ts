@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { loadEnvOrExit, type ParsedEnv } from '../config';
-import { fairnessWeightsEnv } from '../config/fairness-weights';
+import { fairnessModeEnv, fairnessWeightsEnv } from '../config/fairness-weights';
 import { defaultTaskQueue } from '../core/definitions';
 import { defaultAudiences, parseStaticTokens } from './auth';
 
@@ -17,6 +17,7 @@ export const apiEnvSchema = z
      * Fairness weights by Kubernetes namespace for the object workflows it starts: `team-a=2,batch=0.25`
      * (`_cluster`: cluster-scoped objects). Unset: every namespace weighs 1. See `core/fairness.ts`.
      */
+    HOMEOSTAT_FAIRNESS: fairnessModeEnv,
     HOMEOSTAT_FAIRNESS_WEIGHTS: fairnessWeightsEnv,
     KUBECONFIG: z.string().min(1).optional(),
     /** @default 8080 */

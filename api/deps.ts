@@ -1,5 +1,5 @@
 /** What the API is built from: its clients, the kinds it serves, and its limits. */
-import type { FairnessWeights } from '../core/fairness';
+import type { FairnessSetting } from '../core/fairness';
 import type * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
@@ -20,8 +20,8 @@ export interface ApiDeps {
   readonly log: Logger;
   /** @default 'homeostat' */
   readonly taskQueue: string;
-  /** Fairness weights by namespace for the workflows it starts (see `core/fairness.ts`). @default every namespace 1 */
-  readonly fairnessWeights?: FairnessWeights;
+  /** Fairness weights by namespace for the workflows it starts (see `core/fairness.ts`), or `false` for none. @default every namespace 1 */
+  readonly fairnessWeights?: FairnessSetting;
   /** Base URL of the Temporal UI, for links to workflows. */
   readonly temporalUiUrl?: string;
   /** Requests per minute per caller. @default 600 */

@@ -11,6 +11,7 @@ import { dataConverterOf, loadKubeConfig, type TemporalSettings } from '../confi
 import type { Operator } from '../core/operator';
 import { KubernetesAuth } from './auth';
 import type { ApiConfig } from './config';
+import { fairnessSetting } from '../config/fairness-weights';
 import { apiKindsOf } from './deps';
 import { buildApiServer } from './server';
 
@@ -79,7 +80,7 @@ export async function startApiComponent(options: {
     ...(tlsFiles ? { https: readTls(tlsFiles) } : {}),
     log,
     taskQueue: config.HOMEOSTAT_TASK_QUEUE,
-    fairnessWeights: config.HOMEOSTAT_FAIRNESS_WEIGHTS,
+    fairnessWeights: fairnessSetting(config.HOMEOSTAT_FAIRNESS, config.HOMEOSTAT_FAIRNESS_WEIGHTS),
     rateLimitPerMinute: config.HOMEOSTAT_API_RATE_LIMIT_PER_MINUTE,
     reconcileWaitMs: config.HOMEOSTAT_API_RECONCILE_WAIT_SECONDS * 1000,
     ...(config.HOMEOSTAT_TEMPORAL_UI_URL ? { temporalUiUrl: config.HOMEOSTAT_TEMPORAL_UI_URL } : {}),

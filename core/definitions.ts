@@ -5,7 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { type FairnessWeights, objectPriority } from './fairness';
+import { type FairnessSetting, objectPriority } from './fairness';
 import { workflowCodeVersion } from './workflow-code-version';
 
 /** A Kubernetes object, named by its API group/version/kind and namespace/name. */
@@ -283,17 +283,17 @@ export function staticSummaryFor(ref: ObjectRef): string {
  * The options a client uses to start (or signal-with-start) an object's workflow: ID, task queue,
  * start input, static summary, the object's search attributes (set at start, so the workflow does
  * not spend an upsert on them) and its priority: the object's namespace as fairness key, weighted by
- * `fairnessWeights` (see `core/fairness.ts`; continue-as-new and activities inherit it).
+ * `fairnessWeights` (see `core/fairness.ts`; continue-as-new and activities inherit it), none when it is `false`.
  */
 export function objectWorkflowStartOptions(
   ref: ObjectRef,
   taskQueue: string = defaultTaskQueue,
-  fairnessWeights: FairnessWeights = {},
+  fairnessWeights: FairnessSetting = {},
 ) {
   return {
     workflowId: workflowIdFor(ref),
     taskQueue,
-    priority: objectPriority(ref, fairnessWeights),
+    ...(fairnessWeights === false ? {} : { priority: objectPriority(ref, fairnessWeights) }),
     args: [{ ref, codeVersion: workflowCodeVersion }] as [ObjectWorkflowInput],
     staticSummary: staticSummaryFor(ref),
     typedSearchAttributes: [

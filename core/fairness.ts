@@ -9,6 +9,14 @@
 /** Fairness weights by Kubernetes namespace; a namespace not named weighs 1. */
 export type FairnessWeights = Readonly<Record<string, number>>;
 
+/**
+ * How a process that starts object workflows sets their priority: weights by namespace (fairness on,
+ * the default), or `false` (`HOMEOSTAT_FAIRNESS=off`): no fairness key, so every team's tasks share one
+ * first-in, first-out backlog (and the bridge's queue is first-in, first-out too). Off saves what
+ * fairness costs where it is billed (docs/fairness.md) and serves benchmarks as the baseline.
+ */
+export type FairnessSetting = FairnessWeights | false;
+
 /** The fairness key of a cluster-scoped object's tasks (Kubernetes namespace names cannot start with `_`). */
 export const clusterFairnessKey = '_cluster';
 

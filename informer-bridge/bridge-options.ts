@@ -1,5 +1,5 @@
 /** The options of the informer bridge (`Bridge`) and of its leader election. */
-import type { FairnessWeights } from '../core/fairness';
+import type { FairnessSetting } from '../core/fairness';
 import type * as k8s from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
@@ -45,8 +45,8 @@ export interface BridgeOptions {
   readonly labelSelector?: string;
   readonly client: Client;
   readonly taskQueue: string;
-  /** Fairness weights by namespace for the workflows it starts (see `core/fairness.ts`). @default every namespace 1 */
-  readonly fairnessWeights?: FairnessWeights;
+  /** Fairness weights by namespace for the workflows it starts (see `core/fairness.ts`), or `false` for none. @default every namespace 1 */
+  readonly fairnessWeights?: FairnessSetting;
   readonly log: Logger;
   /** Leader election; `false` to deliver without it (a single replica). */
   readonly leaderElection: LeaderElectionOptions | false;

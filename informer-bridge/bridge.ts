@@ -71,12 +71,16 @@ export class Bridge {
         client: options.client,
         taskQueue: options.taskQueue,
         timeoutMs: options.deliveryTimeoutMs,
-        ...(options.fairnessWeights ? { fairnessWeights: options.fairnessWeights } : {}),
+        ...(options.fairnessWeights !== undefined ? { fairnessWeights: options.fairnessWeights } : {}),
       }),
       merge: mergeRequests,
       // Round-robin across namespaces, weighted as their workflows are on Temporal's task queue.
-      groupOf: (_key, req) => fairnessKeyFor(req.ref),
-      weightOf: (namespace) => options.fairnessWeights?.[namespace] ?? 1,
+      ...(options.fairnessWeights === false
+        ? {}
+        : {
+            groupOf: (_key: string, req: ReconcileRequest) => fairnessKeyFor(req.ref),
+            weightOf: (namespace: string) => (options.fairnessWeights || {})[namespace] ?? 1,
+          }),
       // Real changes before the safety net's resyncs (controller-runtime's priority queue does the same
       // with its initial list and resyncs; the bridge's first list sends nothing at all).
       bandOf: (req) => (req.reason === 'resync' ? 1 : 0),
@@ -283,7 +287,7 @@ export class Bridge {
         client: this.opts.client,
         taskQueue: this.opts.taskQueue,
         deliveryTimeoutMs: this.opts.deliveryTimeoutMs,
-        ...(this.opts.fairnessWeights ? { fairnessWeights: this.opts.fairnessWeights } : {}),
+        ...(this.opts.fairnessWeights !== undefined ? { fairnessWeights: this.opts.fairnessWeights } : {}),
         primaries: this.reflectors
           .filter((r) => isPrimary(r.resource))
           .map(({ resource, reflector }) => ({ resource, objects: () => reflector.cache.values() })),

@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadEnvOrExit, parseEnv, type ParsedEnv } from '../config';
-import { fairnessWeightsEnv } from '../config/fairness-weights';
+import { fairnessModeEnv, fairnessWeightsEnv } from '../config/fairness-weights';
 import { defaultTaskQueue } from '../core/definitions';
 
 const ownerKind = z.object({ group: z.string(), kind: z.string().min(1) });
@@ -47,6 +47,7 @@ export const bridgeEnvSchema = z.object({
    * Fairness weights by Kubernetes namespace for the object workflows it starts: `team-a=2,batch=0.25`
    * (`_cluster`: cluster-scoped objects). Unset: every namespace weighs 1. See `core/fairness.ts`.
    */
+  HOMEOSTAT_FAIRNESS: fairnessModeEnv,
   HOMEOSTAT_FAIRNESS_WEIGHTS: fairnessWeightsEnv,
   /**
    * JSON array of watched resources (an explicit override: no discovery); unset: the operator's kinds,

@@ -7,7 +7,7 @@
  * Requests for one object merge level-based: the newest UID, generation and resourceVersion win.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { FairnessWeights } from '../core/fairness';
+import type { FairnessSetting } from '../core/fairness';
 import {
   objectWorkflowStartOptions,
   objectWorkflowType,
@@ -58,7 +58,7 @@ export async function startIfAbsent(
   taskQueue: string,
   request: ReconcileRequest,
   timeoutMs = 10_000,
-  fairnessWeights: FairnessWeights = {},
+  fairnessWeights: FairnessSetting = {},
 ): Promise<boolean> {
   return client.withDeadline(Date.now() + timeoutMs, async () => {
     try {
@@ -78,8 +78,8 @@ export interface SignalDeliveryOptions {
   readonly taskQueue: string;
   /** Give up one attempt after this long (the queue retries it). @default 10_000 */
   readonly timeoutMs?: number;
-  /** Fairness weights by namespace for the workflows it starts (see `core/fairness.ts`). @default every namespace 1 */
-  readonly fairnessWeights?: FairnessWeights;
+  /** Fairness weights by namespace for the workflows it starts (see `core/fairness.ts`), or `false` for none. @default every namespace 1 */
+  readonly fairnessWeights?: FairnessSetting;
 }
 
 /**

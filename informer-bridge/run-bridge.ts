@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { dataConverterOf, loadKubeConfig, type TemporalSettings } from '../config';
 import { Bridge } from './bridge';
 import type { BridgeConfig } from './config';
+import { fairnessSetting } from '../config/fairness-weights';
 import { BridgeMetrics } from './metrics';
 import { startHttpServer } from './server';
 import type { Operator } from '../core/operator';
@@ -51,7 +52,7 @@ export async function startBridgeComponent(options: {
     labelSelector: config.HOMEOSTAT_BRIDGE_LABEL_SELECTOR,
     client,
     taskQueue: config.HOMEOSTAT_TASK_QUEUE,
-    fairnessWeights: config.HOMEOSTAT_FAIRNESS_WEIGHTS,
+    fairnessWeights: fairnessSetting(config.HOMEOSTAT_FAIRNESS, config.HOMEOSTAT_FAIRNESS_WEIGHTS),
     log,
     metrics: new BridgeMetrics(true),
     concurrency: config.HOMEOSTAT_BRIDGE_CONCURRENCY,

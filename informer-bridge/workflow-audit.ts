@@ -5,7 +5,7 @@
  * missing: never a signal, so converged objects cost nothing. A workflow started moments ago and not
  * yet visible is left alone (the start is refused).
  */
-import type { FairnessWeights } from '../core/fairness';
+import type { FairnessSetting } from '../core/fairness';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { ReconcileRequest } from '../core/definitions';
@@ -23,8 +23,8 @@ export const auditStopWaitMs = auditListTimeoutMs + 5_000;
 export interface WorkflowAuditInput {
   readonly client: Client;
   readonly taskQueue: string;
-  /** Fairness weights by namespace (see `core/fairness.ts`). @default every namespace 1 */
-  readonly fairnessWeights?: FairnessWeights;
+  /** Fairness weights by namespace (see `core/fairness.ts`), or `false` for none. @default every namespace 1 */
+  readonly fairnessWeights?: FairnessSetting;
   /** Timeout of one start attempt. @default 10_000 */
   readonly deliveryTimeoutMs?: number | undefined;
   /** The cached objects of each primary resource. */

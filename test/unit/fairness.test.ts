@@ -1,5 +1,6 @@
 import { clusterFairnessKey, fairnessKeyFor, objectPriority, parseFairnessWeights } from '../../core/fairness';
 import { objectWorkflowStartOptions } from '../../core/definitions';
+import { fairnessModeEnv, fairnessSetting } from '../../config/fairness-weights';
 
 describe('fairness keys and weights', () => {
   const ref = { group: 'homeostat.dev', version: 'v1alpha1', kind: 'App', namespace: 'team-a', name: 'web' };
@@ -19,6 +20,16 @@ describe('fairness keys and weights', () => {
     });
     expect(objectPriority({ namespace: 'team-b' }, weights)).toEqual({ fairnessKey: 'team-b' });
     expect(parseFairnessWeights('')).toEqual({});
+  });
+
+  it('given HOMEOSTAT_FAIRNESS=off, workflows start with no priority at all; unset, with the namespace key', () => {
+    expect(fairnessModeEnv.parse(undefined)).toBe('namespace');
+    expect(fairnessSetting(fairnessModeEnv.parse('off'), { 'team-a': 2 })).toBe(false);
+    expect(objectWorkflowStartOptions(ref, 'q', false)).not.toHaveProperty('priority');
+    expect(objectWorkflowStartOptions(ref, 'q', fairnessSetting('namespace', {})).priority).toEqual({
+      fairnessKey: 'team-a',
+    });
+    expect(() => fairnessModeEnv.parse('sometimes')).toThrow();
   });
 
   it.each([
