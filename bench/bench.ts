@@ -1,6 +1,6 @@
 /**
  * One benchmark run: on a given stack (or one it starts and stops), bundles and starts the workers,
- * installs the `BenchObject` CRD, runs the six scenarios (the at-rest one beside the others), and
+ * installs the `BenchObject` CRD, runs the seven scenarios (the at-rest one beside the others), and
  * writes the results.
  */
 import { randomBytes } from 'node:crypto';
@@ -18,6 +18,7 @@ import { burstScenario } from './scenarios/burst';
 import { costScenario } from './scenarios/cost';
 import { latencyScenario } from './scenarios/latency';
 import { memoryScenario } from './scenarios/memory';
+import { noisyNeighbourScenario } from './scenarios/noisy-neighbour';
 import { stormScenario } from './scenarios/storm';
 import { type SizeName, sizes } from './sizes';
 import { type BenchContext, connectClient, startWorkers, type WorkerPlacement } from './systems';
@@ -127,6 +128,11 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
     const storm = await stormScenario(ctx, parameters.stormUpdates);
     const memory = await memoryScenario(ctx, parameters.memoryObjects, parameters.memoryWorkflows);
     const cost = await costScenario(ctx, parameters.costPasses);
+    const noisyNeighbour = await noisyNeighbourScenario(
+      ctx,
+      parameters.noisyFloodObjects,
+      parameters.noisyQuietChanges,
+    );
     const atRest = await rest.finish();
     const result: BenchResult = {
       size,
@@ -134,7 +140,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       workers,
       environment,
       durationSeconds: Math.round((performance.now() - t0) / 1000),
-      scenarios: { latency, burst, storm, memory, cost, atRest },
+      scenarios: { latency, burst, storm, memory, cost, atRest, noisyNeighbour },
     };
     const files = writeResults(result, options.resultsDir ?? join(__dirname, 'results'));
     return { result, files };

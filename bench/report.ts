@@ -7,6 +7,7 @@ import type { BurstResult } from './scenarios/burst';
 import type { CostResult } from './scenarios/cost';
 import type { LatencyResult } from './scenarios/latency';
 import type { MemoryResult } from './scenarios/memory';
+import type { NoisyNeighbourResult } from './scenarios/noisy-neighbour';
 import type { StormResult } from './scenarios/storm';
 import type { BenchSize, SizeName } from './sizes';
 import { ratio, round } from './stats';
@@ -28,6 +29,8 @@ export interface BenchResult {
     readonly memory: MemoryResult;
     readonly cost: CostResult;
     readonly atRest: AtRestResult;
+    /** Scenario 7 (results before it existed have none). */
+    readonly noisyNeighbour?: NoisyNeighbourResult;
   };
 }
 
@@ -130,6 +133,22 @@ export function markdown(result: BenchResult): string {
     'local ÷ (b)',
   ];
   const table = [header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+  const noisy = result.scenarios.noisyNeighbour;
+  const noisyTable = noisy
+    ? [
+        `### 7. Noisy neighbour: team A creates ${noisy.floodObjects} objects at once; team B changes one object every second`,
+        '',
+        '| fairness | B change → Ready without the flood, median / p99 (ms) | during the flood, median / p99 (ms) | p99 during ÷ without | A all Ready (s) |',
+        '| --- | --- | --- | --- | --- |',
+        ...(['on', 'off'] as const).map((mode) => {
+          const f = noisy.modes[mode];
+          return `| ${mode} | ${f.quiet.medianMs} / ${f.quiet.p99Ms} | ${f.flood.medianMs} / ${f.flood.p99Ms} | ${fmt(f.p99Ratio)}× | ${fmt(f.floodSeconds)} |`;
+        }),
+        '',
+        'Fairness on: every workflow carries its namespace as Temporal fairness key and the bridge delivers round-robin across namespaces; off: `HOMEOSTAT_FAIRNESS=off`, one first-in, first-out backlog. One bridge for both teams, homeostat (regular steps) worker.',
+        '',
+      ].join('\n')
+    : '';
   const m = env.machine;
   const v = env.versions;
   return [
@@ -146,6 +165,7 @@ export function markdown(result: BenchResult): string {
     '',
     table,
     '',
+    ...(noisyTable ? [noisyTable] : []),
     `Ratios are homeostat ÷ baseline: above 1 homeostat takes more time, memory or money (for objects/s, below 1 it is slower). ` +
       `Price: ${cost.price.assumption}. Minimum per pass for N steps as regular activities: 4 + 6N events, 1 + N actions (local activities: a signal and one workflow task of markers, 2 actions). ` +
       `A steady pass is a reconcile request for an object already Ready (homeostat: observe + ${cost.steps} steps, status unchanged so not written; raw: ${cost.steps} steps + its status write). ` +

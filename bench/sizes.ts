@@ -17,6 +17,10 @@ export interface BenchSize {
   readonly costPasses: number;
   /** Scenario 6: the built-ins at rest. */
   readonly atRest: AtRestSize;
+  /** Scenario 7: objects team A creates at once. */
+  readonly noisyFloodObjects: number;
+  /** Scenario 7: team B's changes measured with A quiet (one a second). */
+  readonly noisyQuietChanges: number;
 }
 
 /** The size names. */
@@ -33,6 +37,8 @@ export const sizes: Record<SizeName, BenchSize> = {
     costPasses: 50,
     // The plans' default intervals (30 minutes), and 1 minute beside them over 5 checks.
     atRest: { shortInterval: '1 minute', shortCycles: 5 },
+    noisyFloodObjects: 5000,
+    noisyQuietChanges: 30,
   },
   small: {
     latencyObjects: 10,
@@ -43,5 +49,7 @@ export const sizes: Record<SizeName, BenchSize> = {
     costPasses: 5,
     // Half a minute for every object (the shortest interval the plans allow), one check each.
     atRest: { shortInterval: '30 seconds', shortCycles: 1, defaultOverride: '30 seconds' },
+    noisyFloodObjects: 100,
+    noisyQuietChanges: 5,
   },
 };

@@ -22,7 +22,7 @@ describe('bench: homeostat against its baselines (small size)', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('given the small size, it runs all six scenarios for every system on the run stack and writes results with numbers', async () => {
+  it('given the small size, it runs all seven scenarios for every system on the run stack and writes results with numbers', async () => {
     const name = process.env.HOMEOSTAT_TEST_STACK;
     if (!name) throw new Error('HOMEOSTAT_TEST_STACK is not set: run integration tests through jest (global setup)');
     const stack = await Stack.attach(name);
@@ -32,7 +32,15 @@ describe('bench: homeostat against its baselines (small size)', () => {
     const result = JSON.parse(readFileSync(files.json, 'utf8'));
     expect(result.size).toBe('small');
     expect(result.workers).toBe('processes');
-    expect(Object.keys(result.scenarios).sort()).toEqual(['atRest', 'burst', 'cost', 'latency', 'memory', 'storm']);
+    expect(Object.keys(result.scenarios).sort()).toEqual([
+      'atRest',
+      'burst',
+      'cost',
+      'latency',
+      'memory',
+      'noisyNeighbour',
+      'storm',
+    ]);
     const systems = ['homeostat', 'homeostatRegular', 'rawTemporal', 'controller'];
     expect(Object.keys(result.scenarios.latency.systems).sort()).toEqual([...systems].sort());
     expect(Object.keys(result.scenarios.burst.systems).sort()).toEqual([...systems].sort());
@@ -48,6 +56,12 @@ describe('bench: homeostat against its baselines (small size)', () => {
     expect(result.scenarios.storm.systems.homeostat.signalsSent).toBeGreaterThan(0);
     expect(result.scenarios.storm.systems.homeostat.passes).toBeGreaterThan(0);
     expect(result.scenarios.storm.systems.controller.passes).toBeGreaterThan(0);
+    for (const mode of ['on', 'off'] as const) {
+      expect(result.scenarios.noisyNeighbour!.modes[mode].quiet.n).toBe(result.parameters.noisyQuietChanges);
+      expect(result.scenarios.noisyNeighbour!.modes[mode].flood.n).toBeGreaterThanOrEqual(
+        result.parameters.noisyQuietChanges,
+      );
+    }
     expect(result.scenarios.memory.bridge.cached).toBe(result.parameters.memoryObjects);
     expect(result.scenarios.memory.informer.cached).toBe(result.parameters.memoryObjects);
     expect(result.scenarios.memory.worker.cachedAfter).toBeGreaterThan(result.scenarios.memory.worker.cachedBefore);

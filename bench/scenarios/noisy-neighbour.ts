@@ -1,0 +1,161 @@
+/**
+ * Scenario 7, noisy neighbour (issue 27): team A creates many objects at once while team B changes one
+ * object every second; B's change → Ready during A's flood against B's without it, with fairness on
+ * (the bridge's default: every workflow carries its namespace as fairness key, the bridge's queue is
+ * fair across namespaces) and off (`HOMEOSTAT_FAIRNESS=off`: one first-in, first-out backlog). One
+ * bridge serves both teams (selected by a label of the scenario), and the workers are homeostat's
+ * regular-steps worker, so a flood backs up both workflow and activity tasks on its task queue.
+ */
+import { performance } from 'node:perf_hooks';
+import { Bridge } from '../../informer-bridge';
+import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
+import { type BenchObjectBody, createNamespace, forEachLimited, type Kube, patchSpec, ReadyWatch } from '../objects';
+import { benchPlan } from '../reconciler';
+import { round, summarize, type Summary } from '../stats';
+import type { BenchContext } from '../systems';
+
+/** B's figures in one fairness mode. */
+export interface NoisyNeighbourFigures {
+  /** B's change → Ready with A quiet. */
+  readonly quiet: Summary;
+  /** B's change → Ready while A's objects were being created and reconciled. */
+  readonly flood: Summary;
+  /** A's first create → A's last object Ready. */
+  readonly floodSeconds: number;
+  /** flood p99 ÷ quiet p99. */
+  readonly p99Ratio: number;
+}
+
+/** The result of {@link noisyNeighbourScenario}. */
+export interface NoisyNeighbourResult {
+  /** Objects team A creates at once. */
+  readonly floodObjects: number;
+  /** B's changes measured with A quiet (as many again during the flood, at least). */
+  readonly quietChanges: number;
+  readonly modes: { readonly on: NoisyNeighbourFigures; readonly off: NoisyNeighbourFigures };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Creates a labelled `BenchObject` (the scenario's bridge selects its objects by that label). */
+async function createLabelled(kube: Kube, namespace: string, name: string, label: string): Promise<BenchObjectBody> {
+  return (await kube.custom.createNamespacedCustomObject({
+    group: benchPlan.group,
+    version: benchPlan.version,
+    plural: benchPlan.plural,
+    namespace,
+    body: {
+      apiVersion: `${benchPlan.group}/${benchPlan.version}`,
+      kind: benchPlan.kind,
+      metadata: { name, labels: { 'bench.homeostat.dev/noisy': label } },
+      spec: {},
+    },
+  })) as BenchObjectBody;
+}
+
+/**
+ * Changes B's object once a second until `until()` holds (and at least `min` times); resolves with
+ * each change's change → Ready in ms.
+ */
+async function changeEverySecond(
+  kube: Kube,
+  watch: ReadyWatch,
+  namespace: string,
+  name: string,
+  min: number,
+  until: () => boolean,
+  round0: { n: number },
+): Promise<number[]> {
+  const waits: Promise<number>[] = [];
+  for (let i = 0; i < min || !until(); i++) {
+    const started = performance.now();
+    const obj = await patchSpec(kube, namespace, name, { round: ++round0.n });
+    const ready = watch.waitReady(name, obj.metadata.generation ?? 0, 900_000).then((at) => at - started);
+    ready.catch(() => {});
+    waits.push(ready);
+    await sleep(Math.max(0, 1000 - (performance.now() - started)));
+  }
+  return Promise.all(waits);
+}
+
+async function runMode(
+  ctx: BenchContext,
+  mode: 'on' | 'off',
+  floodObjects: number,
+  quietChanges: number,
+): Promise<NoisyNeighbourFigures> {
+  const label = `${ctx.runId}-${mode}`;
+  const [nsA, nsB] = [`${ctx.runId}-nn-${mode}-a`, `${ctx.runId}-nn-${mode}-b`];
+  await createNamespace(ctx.kube, nsA);
+  await createNamespace(ctx.kube, nsB);
+  const [watchA, watchB] = [new ReadyWatch(ctx.kube, nsA), new ReadyWatch(ctx.kube, nsB)];
+  await Promise.all([watchA.start(), watchB.start()]);
+  const bridge = new Bridge({
+    kc: ctx.kube.kc,
+    resources: await watchedResourcesFor({ reconcilers: [{ plan: benchPlan }] }, ctx.kube.kc),
+    labelSelector: `bench.homeostat.dev/noisy=${label}`,
+    client: ctx.temporal,
+    taskQueue: ctx.homeostatRegularQueue,
+    log: ctx.log,
+    leaderElection: false,
+    ...(mode === 'off' ? { fairnessWeights: false as const } : {}),
+  });
+  bridge.start();
+  try {
+    for (let i = 0; i < 600 && !bridge.ready; i++) await sleep(50);
+    const b = 'b-0';
+    const bReady = watchB.waitReady(b, 1, 300_000);
+    await createLabelled(ctx.kube, nsB, b, label);
+    await bReady;
+    const rounds = { n: 0 };
+    const quiet = await changeEverySecond(ctx.kube, watchB, nsB, b, quietChanges, () => true, rounds);
+
+    // A's flood, with B changing once a second until every one of A's objects is Ready.
+    let floodDone = false;
+    const t0 = performance.now();
+    const aReady: Promise<number>[] = [];
+    const flood = (async () => {
+      await forEachLimited(floodObjects, 64, async (i) => {
+        const name = `a-${i}`;
+        const ready = watchA.waitReady(name, 1, 1_800_000);
+        ready.catch(() => {});
+        aReady.push(ready);
+        await createLabelled(ctx.kube, nsA, name, label);
+      });
+      const last = Math.max(...(await Promise.all(aReady)));
+      floodDone = true;
+      return last;
+    })();
+    flood.catch(() => {
+      floodDone = true;
+    });
+    const during = await changeEverySecond(ctx.kube, watchB, nsB, b, quietChanges, () => floodDone, rounds);
+    const lastA = await flood;
+    const figures = {
+      quiet: summarize(quiet),
+      flood: summarize(during),
+      floodSeconds: round((lastA - t0) / 1000, 1),
+    };
+    const result = { ...figures, p99Ratio: round(figures.flood.p99Ms / Math.max(1, figures.quiet.p99Ms), 2) };
+    ctx.progress(
+      `noisy neighbour, fairness ${mode}: B p99 ${result.quiet.p99Ms} ms quiet, ${result.flood.p99Ms} ms during A's ` +
+        `${floodObjects} (${result.p99Ratio}×); A all Ready in ${result.floodSeconds} s`,
+    );
+    return result;
+  } finally {
+    await bridge.stop(5_000);
+    watchA.stop();
+    watchB.stop();
+  }
+}
+
+/** Runs the scenario with fairness on, then off. */
+export async function noisyNeighbourScenario(
+  ctx: BenchContext,
+  floodObjects: number,
+  quietChanges: number,
+): Promise<NoisyNeighbourResult> {
+  const on = await runMode(ctx, 'on', floodObjects, quietChanges);
+  const off = await runMode(ctx, 'off', floodObjects, quietChanges);
+  return { floodObjects, quietChanges, modes: { on, off } };
+}
