@@ -14,6 +14,9 @@
  * new run's pass on the new version is the pass the object owed. The request each signal carries is
  * read from the run's first history events (not billed); only a run whose first events name no UID
  * (started by an API call before its first pass) costs a `state` query (1 action) as well.
+ *
+ * A pinned workflow that is not an object workflow (its input names no object of its ID) is skipped
+ * and reported: it keeps its version from draining until it closes.
  */
 import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
@@ -61,7 +64,7 @@ export interface WakeResult {
   readonly signalled: number;
   /** `state` queries sent because a run's first events named no UID (1 billable action each). */
   readonly queried: number;
-  /** Workflows left alone: closed meanwhile, or not an object workflow. */
+  /** Workflows left alone: closed meanwhile, or not an object workflow (their version cannot drain while they run). */
   readonly skipped: readonly { readonly workflowId: string; readonly reason: string }[];
   readonly failed: readonly { readonly workflowId: string; readonly error: string }[];
   readonly elapsedMs: number;
@@ -110,9 +113,10 @@ async function requestOf(
     queried = true;
     uid = (await client.workflow.getHandle(workflowId, runId).query(stateQuery)).uid;
   }
-  if (!uid)
-    return { queried, reason: 'it has not observed its object yet (no UID): its first pass will run on its version' };
-  return { queried, request: { ref, uid, generation: 0, resourceVersion: '', reason: 'resync' } };
+  // A run that never observed its object (its observe keeps failing) is woken all the same, or its
+  // version would never drain: an empty UID names no object, so the pass it causes re-reads the object
+  // and blocks nothing a known UID would.
+  return { queried, request: { ref, uid: uid ?? '', generation: 0, resourceVersion: '', reason: 'resync' } };
 }
 
 /**

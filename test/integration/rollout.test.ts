@@ -24,7 +24,7 @@ import {
   waitDrained,
   wake,
 } from '../../core/rollout';
-import { buildIdQuery, finishSignal } from '../fixtures/pinned-workflows';
+import { buildIdQuery, finishSignal, learnUidSignal } from '../fixtures/pinned-workflows';
 import { eventually } from '../support/eventually';
 import { randomSuffix, useStack } from '../support/harness';
 
@@ -96,6 +96,11 @@ describe('homeostat rollout', () => {
     name: `thing-${suffix}-${i}`,
   }));
 
+  /** Started later, by a client that does not know its UID (as the HTTP API starts objects). */
+  const third: ObjectRef = { ...refs[0]!, name: `thing-${suffix}-3` };
+  /** Started after a promote or rollback, to see where new runs go. */
+  const fourth: ObjectRef = { ...refs[0]!, name: `thing-${suffix}-4` };
+
   async function startWorker(buildId: string): Promise<void> {
     const connection = await NativeConnection.connect({ address: t.endpoints.temporalAddress });
     const worker = await Worker.create({
@@ -135,7 +140,7 @@ describe('homeostat rollout', () => {
       logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
     });
     t.defer(async () => {
-      for (const id of [...refs.map(workflowIdFor), `${workflowIdFor(refs[0]!)}-new`]) {
+      for (const id of [...refs.map(workflowIdFor), workflowIdFor(fourth), workflowIdFor(third)]) {
         await t.temporal.workflow
           .getHandle(id)
           .terminate('test over')
@@ -215,8 +220,8 @@ describe('homeostat rollout', () => {
     });
     const d = await describeDeployment(t.temporal, target);
     expect([d.currentBuildId, d.ramping]).toEqual([v2, undefined]);
-    const fresh = `${workflowIdFor(refs[0]!)}-new`;
-    await t.temporal.workflow.start('objectWorkflow', { workflowId: fresh, taskQueue, args: [{ ref: refs[0]! }] });
+    const fresh = workflowIdFor(fourth);
+    await t.temporal.workflow.start('objectWorkflow', { workflowId: fresh, taskQueue, args: [{ ref: fourth }] });
     expect(await buildOf(t.temporal, fresh)).toBe(v2);
     // The pinned runs stay on v1 until woken.
     for (const ref of refs) expect(await buildOf(t.temporal, workflowIdFor(ref))).toBe(v1);
@@ -265,7 +270,16 @@ describe('homeostat rollout', () => {
     expect(await codeOf(waitDrained(t.temporal, target, v2, 5_000))).toMatch(/^ERR_ROLLOUT_REFUSED: .*is Current/);
   });
 
-  it('given a rollback, the previous Current version is Current again and new runs go to it', async () => {
+  it('given a rollback, the previous Current version is Current again, new runs go to it and waking moves every pinned run back', async () => {
+    // An object whose first events name no UID (the HTTP API started it): wake asks its state.
+    await t.temporal.workflow.start('objectWorkflow', {
+      workflowId: workflowIdFor(third),
+      taskQueue,
+      args: [{ ref: third }],
+    });
+    await t.temporal.workflow.getHandle(workflowIdFor(third)).signal(learnUidSignal, 'uid-3');
+    expect(await buildOf(t.temporal, workflowIdFor(third))).toBe(v2);
+
     const gate: CompatibilityGate = async () => ({ checked: 0, incompatible: [] });
     expect(await rollback(t.temporal, target, { gate })).toMatchObject({
       changed: true,
@@ -274,16 +288,36 @@ describe('homeostat rollout', () => {
     });
     const d = await describeDeployment(t.temporal, target);
     expect([d.currentBuildId, d.ramping]).toEqual([v1, undefined]);
-    const fresh = `${workflowIdFor(refs[0]!)}-new`;
+    const fresh = workflowIdFor(fourth);
     await t.temporal.workflow.getHandle(fresh).signal(finishSignal);
     await t.temporal.workflow.getHandle(fresh).result();
     await t.temporal.workflow.start('objectWorkflow', {
       workflowId: fresh,
       taskQueue,
-      args: [{ ref: refs[0]! }],
+      args: [{ ref: fourth }],
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     });
     expect(await buildOf(t.temporal, fresh)).toBe(v1);
+
+    // Every run pinned to a version other than the Current one.
+    await eventually(
+      'visibility lists the runs pinned to v2',
+      () =>
+        t.temporal.workflow.count(
+          `TemporalWorkerDeploymentVersion = '${deploymentName}:${v2}' AND ExecutionStatus = 'Running'`,
+        ),
+      (c) => c.count === 3,
+    );
+    const woken = await wake(t.temporal, target);
+    expect(woken).toMatchObject({ listed: 3, signalled: 3, queried: 1, skipped: [], failed: [], currentBuildId: v1 });
+    for (const ref of [...refs, third]) {
+      await eventually(
+        'woken back onto v1',
+        () => buildOf(t.temporal, workflowIdFor(ref)),
+        (b) => b === v1,
+      );
+    }
+    expect((await waitDrained(t.temporal, target, v2, 120_000)).status).toBe('Drained');
   });
 
   it('given a build no worker polled, promote and ramp say to start its workers first', async () => {
@@ -348,5 +382,26 @@ describe('homeostat rollout', () => {
     expect(refused.stderr).toMatch(/no worker of build "never-.*" has polled yet: start its workers first\n$/);
     for (const r of [bad, refused]) expect(r.stderr).not.toMatch(/\n\s+at /);
     expect((await describeDeployment(t.temporal, target)).currentBuildId).toBe(v1);
+
+    // promote without a build: the newest version that is not Current; then wake and wait for v1 to drain.
+    const promoted = await homeostat(
+      env,
+      'rollout',
+      'promote',
+      '--wake',
+      '--wait-drained',
+      '120',
+      '--deployment',
+      deploymentName,
+    );
+    expect(promoted.stdout).toMatch(
+      new RegExp(
+        `^promote: current ${v2} \\(was ${v1}\\)\nwoke 4 of 4 workflows onto ${v2} in [\\d.]+ s \\(1 needed a state query\\)\nwaiting .*\n${v1} drained`,
+      ),
+    );
+    expect(promoted.status).toBe(0);
+    const table = await homeostat(env, 'rollout', 'status', '--deployment', deploymentName);
+    expect(table.stdout).toMatch(new RegExp(`^${v2} +Current +- +yes +\\d+ `, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^${v1} +Drained +- +yes +0 +drained`, 'm'));
   });
 });
