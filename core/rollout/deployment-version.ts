@@ -49,8 +49,9 @@ export function deploymentNameProblem(name: string): string | undefined {
   if (name === '') return 'the deployment name is empty';
   if (name.length > maxBuildIdLength) return `the deployment name is longer than ${maxBuildIdLength} characters`;
   if (name.startsWith('__')) return 'a deployment name must not start with "__" (reserved by Temporal)';
-  if (!/^[A-Za-z0-9][A-Za-z0-9_+-]*$/.test(name)) {
-    return 'a deployment name is letters, digits, "_", "+" and "-" (no "." or ":"), starting with a letter or digit';
+  // "/" too: the Temporal Worker Controller names a deployment `<namespace>/<name>`.
+  if (!/^[A-Za-z0-9][A-Za-z0-9_+/-]*$/.test(name)) {
+    return 'a deployment name is letters, digits, "_", "+", "/" and "-" (no "." or ":"), starting with a letter or digit';
   }
   return undefined;
 }
