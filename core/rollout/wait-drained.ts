@@ -64,7 +64,8 @@ export async function waitDrained(
       throw new HomeostatError(
         'ERR_ROLLOUT_TIMEOUT',
         `build ${quoteShort(buildId)} did not drain within ${Math.round(timeoutMs / 1000)} s (status ${status}` +
-          `${drainage?.lastCheckedTime ? `, last checked ${drainage.lastCheckedTime}` : ''}): pinned workflows are still open on it`,
+          `${drainage?.lastCheckedTime ? `, last checked ${drainage.lastCheckedTime}` : ''}): pinned workflows were open ` +
+          'at the last check (the server checks again every few minutes; `homeostat rollout status` counts them; `wake` moves them)',
       );
     }
     await sleep(interval);
