@@ -11,11 +11,12 @@ import { Client, Connection } from '@temporalio/client';
 import { Command, type CommanderError } from 'commander';
 import { z } from 'zod';
 import { dataConverterOf, parseEnv } from '../config';
-import { isHomeostatError } from '../core/errors';
 import type { Operator } from '../core/operator';
 import {
   assertRampPercent,
   type CompatibilityGate,
+  isRolloutError,
+  rolloutErrorCatalog,
   deploymentNameFor,
   promote,
   ramp,
@@ -87,9 +88,9 @@ export function rolloutCommand(deps: RolloutCommandDeps): Command {
         const client = new Client({ connection, namespace: temporal.namespace, ...dataConverterOf(temporal) });
         await body(client, { namespace: temporal.namespace, deploymentName }, ...args);
       } catch (err) {
-        const usage = err instanceof UsageError || (isHomeostatError(err) && err.code === 'ERR_ROLLOUT_INPUT');
         process.stderr.write(`homeostat rollout: ${err instanceof Error ? err.message : String(err)}\n`);
-        process.exitCode = usage || (err as { name?: string }).name === 'ConfigError' ? 2 : 1;
+        const usage = err instanceof UsageError || (err as { name?: string }).name === 'ConfigError';
+        process.exitCode = isRolloutError(err) ? rolloutErrorCatalog[err.code].exitStatus : usage ? 2 : 1;
       } finally {
         await connection?.close();
       }

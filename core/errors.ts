@@ -55,17 +55,6 @@ export const errorCatalog = {
    * which observes the new spec. Not retried: the step never runs on a spec the pass did not observe.
    */
   ERR_SPEC_CHANGED: { type: 'SpecChanged', retryable: false },
-  /** `homeostat rollout`: an argument the command refuses (a ramp of 150 %, a build ID with `:`): exit status 2. */
-  ERR_ROLLOUT_INPUT: { type: 'RolloutInputInvalid', retryable: false },
-  /**
-   * `homeostat rollout`: Temporal or homeostat refused the routing change (no worker of the build has
-   * polled, a task queue missing, an unknown deployment, a conflicting change twice): exit status 1.
-   */
-  ERR_ROLLOUT_REFUSED: { type: 'RolloutRefused', retryable: false },
-  /** `homeostat rollout`: the compatibility check found runs the candidate build cannot take over: exit status 1. */
-  ERR_ROLLOUT_INCOMPATIBLE: { type: 'RolloutIncompatible', retryable: false },
-  /** `homeostat rollout`: a version did not drain within the time allowed: exit status 1. */
-  ERR_ROLLOUT_TIMEOUT: { type: 'RolloutTimeout', retryable: true },
 } as const satisfies Record<string, { type: string; retryable: boolean }>;
 
 /** A stable error code of {@link errorCatalog}. */

@@ -3,7 +3,7 @@
  * operator's name, the `<deployment>:<build>` value the server writes into the search attribute
  * `TemporalWorkerDeploymentVersion`, and the checks a build ID passes before a rollout command sends it.
  */
-import { HomeostatError } from '../errors';
+import { quoteShort, RolloutError } from './rollout-errors';
 
 /**
  * The longest build ID (and deployment name) the server accepts: (`limit.maxIDLength` 1000 − 39) / 2
@@ -59,26 +59,18 @@ export function deploymentNameProblem(name: string): string | undefined {
 /** Throws `ERR_ROLLOUT_INPUT` naming the problem when `buildId` is not one a rollout command may send. */
 export function assertBuildId(buildId: string): void {
   const problem = buildIdProblem(buildId);
-  if (problem) throw new HomeostatError('ERR_ROLLOUT_INPUT', `build ID ${quoteShort(buildId)}: ${problem}`);
+  if (problem) throw new RolloutError('ERR_ROLLOUT_INPUT', `build ID ${quoteShort(buildId)}: ${problem}`);
 }
 
 /** Throws `ERR_ROLLOUT_INPUT` naming the problem when `name` is not a deployment name. */
 export function assertDeploymentName(name: string): void {
   const problem = deploymentNameProblem(name);
-  if (problem) throw new HomeostatError('ERR_ROLLOUT_INPUT', `deployment ${quoteShort(name)}: ${problem}`);
-}
-
-/** A value quoted for a message, cut to 60 characters (a hostile 100 kB argument is not echoed whole). */
-export function quoteShort(value: string): string {
-  return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+  if (problem) throw new RolloutError('ERR_ROLLOUT_INPUT', `deployment ${quoteShort(name)}: ${problem}`);
 }
 
 /** Throws `ERR_ROLLOUT_INPUT` unless `name` is a workflow type name that can go into a visibility query. */
 export function assertWorkflowType(name: string): void {
   if (!/^[A-Za-z_][A-Za-z0-9_-]{0,199}$/.test(name)) {
-    throw new HomeostatError(
-      'ERR_ROLLOUT_INPUT',
-      `workflow type ${quoteShort(name)}: letters, digits, "_" and "-" only`,
-    );
+    throw new RolloutError('ERR_ROLLOUT_INPUT', `workflow type ${quoteShort(name)}: letters, digits, "_" and "-" only`);
   }
 }

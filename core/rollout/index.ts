@@ -5,7 +5,7 @@
  * compatibility gate ({@link ramp}, {@link promote}, {@link rollback}), waking pinned object workflows
  * onto the Current version ({@link wake}) and waiting until an old version is drained
  * ({@link waitDrained}). Everything goes through the client's raw gRPC service; errors carry the
- * `ERR_ROLLOUT_*` codes of the catalog.
+ * `ERR_ROLLOUT_*` codes of `rolloutErrorCatalog` (with the exit status of `homeostat rollout`).
  */
 export * from './compatibility-gate';
 export * from './deployment-description';

@@ -1,10 +1,53 @@
 /**
- * Temporal's answers to deployment calls, turned into rollout errors that say what to do: a gRPC
- * status and the server's message (server 1.32 `service/worker/workerdeployment`) become
- * `ERR_ROLLOUT_INPUT` or `ERR_ROLLOUT_REFUSED` with a sentence for the person running the command.
+ * The rollout errors: a stable code, the CLI's exit status and a sentence for the person running the
+ * command; and Temporal's answers to deployment calls (a gRPC status and the server's message, server
+ * 1.32 `service/worker/workerdeployment`) turned into them.
+ *
+ * These codes live here rather than in `core/errors.ts` because that catalog is part of the workflow
+ * code's fingerprint (test/unit/workflow-code-version.test.ts) and rollouts never fail a workflow.
  */
-import { HomeostatError, isHomeostatError } from '../errors';
-import { quoteShort } from './deployment-version';
+
+/** The rollout error codes: what each means and the exit status `homeostat rollout` ends with. */
+export const rolloutErrorCatalog = {
+  /** An argument the command refuses (a ramp of 150 %, a build ID with `:`). */
+  ERR_ROLLOUT_INPUT: { exitStatus: 2 },
+  /**
+   * Temporal or homeostat refused the routing change (no worker of the build has polled, a task queue
+   * missing, an unknown deployment, a conflicting change twice, Temporal unreachable).
+   */
+  ERR_ROLLOUT_REFUSED: { exitStatus: 1 },
+  /** The compatibility check found runs the candidate build cannot take over. */
+  ERR_ROLLOUT_INCOMPATIBLE: { exitStatus: 1 },
+  /** A version did not drain within the time allowed. */
+  ERR_ROLLOUT_TIMEOUT: { exitStatus: 1 },
+} as const satisfies Record<string, { exitStatus: 1 | 2 }>;
+
+/** A code of {@link rolloutErrorCatalog}. */
+export type RolloutErrorCode = keyof typeof rolloutErrorCatalog;
+
+/** A rollout command's refusal: a stable code, a message that says what to do, a cause. */
+export class RolloutError extends Error {
+  override readonly name = 'RolloutError';
+  readonly code: RolloutErrorCode;
+  /** Extra data (the compatibility report, the server's gRPC code and message). */
+  readonly details?: unknown;
+
+  constructor(code: RolloutErrorCode, message: string, options: { cause?: unknown; details?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    if (options.details !== undefined) this.details = options.details;
+  }
+}
+
+/** Whether a value is a {@link RolloutError}, by name and code (works across module registries). */
+export function isRolloutError(err: unknown): err is RolloutError {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { name?: unknown }).name === 'RolloutError' &&
+    Object.hasOwn(rolloutErrorCatalog, String((err as { code?: unknown }).code))
+  );
+}
 
 /** gRPC status codes the deployment calls answer with. */
 const grpc = {
@@ -52,12 +95,12 @@ export function rolloutErrorFrom(
   err: unknown,
   target: { readonly namespace: string; readonly deploymentName: string },
   buildId?: string,
-): HomeostatError {
-  if (isHomeostatError(err)) return err;
+): RolloutError {
+  if (isRolloutError(err)) return err;
   const { code, message } = grpcFailure(err);
   const deployment = `deployment ${quoteShort(target.deploymentName)} (namespace ${quoteShort(target.namespace)})`;
-  const refused = (text: string): HomeostatError =>
-    new HomeostatError('ERR_ROLLOUT_REFUSED', text, {
+  const refused = (text: string): RolloutError =>
+    new RolloutError('ERR_ROLLOUT_REFUSED', text, {
       cause: err,
       details: { grpcCode: code ?? null, server: message },
     });
@@ -87,7 +130,7 @@ export function rolloutErrorFrom(
     return refused(`${deployment}: ${message}`);
   }
   if (code === grpc.invalidArgument) {
-    return new HomeostatError('ERR_ROLLOUT_INPUT', `${deployment}: Temporal refused the request: ${message}`, {
+    return new RolloutError('ERR_ROLLOUT_INPUT', `${deployment}: Temporal refused the request: ${message}`, {
       cause: err,
     });
   }
@@ -101,4 +144,9 @@ export function rolloutErrorFrom(
     return refused(`Temporal did not answer (${message}): check TEMPORAL_ADDRESS and that the server runs`);
   }
   return refused(`${deployment}: ${message}`);
+}
+
+/** A value quoted for a message, cut to 60 characters (a hostile 100 kB argument is not echoed whole). */
+export function quoteShort(value: string): string {
+  return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
 }

@@ -8,11 +8,16 @@
  */
 import { hostname } from 'node:os';
 import type { Client } from '@temporalio/client';
-import { HomeostatError } from '../errors';
 import { type CompatibilityCheckRequest, defaultCheckLimit, type GateOptions } from './compatibility-gate';
 import { type DeploymentDescription, describeDeployment, type RolloutTarget } from './deployment-description';
-import { assertBuildId, assertDeploymentName, quoteShort } from './deployment-version';
-import { isConflictTokenMismatch, noPollersMessage, rolloutErrorFrom } from './rollout-errors';
+import { assertBuildId, assertDeploymentName } from './deployment-version';
+import {
+  isConflictTokenMismatch,
+  noPollersMessage,
+  quoteShort,
+  RolloutError,
+  rolloutErrorFrom,
+} from './rollout-errors';
 
 /** Options every routing command takes. */
 export interface RoutingOptions extends GateOptions {
@@ -57,7 +62,7 @@ export function previousCurrentBuildId(d: DeploymentDescription): string | undef
 
 function requireKnown(d: DeploymentDescription, buildId: string): void {
   if (!d.versions.some((v) => v.buildId === buildId)) {
-    throw new HomeostatError(
+    throw new RolloutError(
       'ERR_ROLLOUT_REFUSED',
       `deployment ${quoteShort(d.deploymentName)}: ${noPollersMessage(buildId)}`,
     );
@@ -80,7 +85,7 @@ async function runGate(client: Client, d: DeploymentDescription, candidate: stri
   if (report.incompatible.length > 0) {
     const shown = report.incompatible.slice(0, 20).map((i) => `  ${i.workflowId}: ${i.error}`);
     const more = report.incompatible.length > 20 ? [`  … and ${report.incompatible.length - 20} more`] : [];
-    throw new HomeostatError(
+    throw new RolloutError(
       'ERR_ROLLOUT_INCOMPATIBLE',
       `build ${quoteShort(candidate)} cannot take over ${report.incompatible.length} of ${report.checked} checked ` +
         `workflows of build ${quoteShort(d.currentBuildId)}; routing unchanged:\n${[...shown, ...more].join('\n')}`,
@@ -118,7 +123,7 @@ function checkTarget(target: RolloutTarget, buildId?: string): void {
 /** Throws `ERR_ROLLOUT_INPUT` unless `percent` is a ramp percentage: 0 (clears the ramp) up to, not including, 100. */
 export function assertRampPercent(percent: number): void {
   if (!Number.isFinite(percent) || percent < 0 || percent >= 100) {
-    throw new HomeostatError(
+    throw new RolloutError(
       'ERR_ROLLOUT_INPUT',
       `ramp ${String(percent)}: a ramp is a percentage from 0 (clears the ramp) to below 100 (use promote for 100)`,
     );
@@ -155,10 +160,10 @@ export async function ramp(
     return { changed: true, ...current(d), ...previous };
   }
   const build = buildId ?? candidateBuildId(d);
-  if (build === undefined) throw new HomeostatError('ERR_ROLLOUT_REFUSED', 'no version to ramp: name a build ID');
+  if (build === undefined) throw new RolloutError('ERR_ROLLOUT_REFUSED', 'no version to ramp: name a build ID');
   requireKnown(d, build);
   if (build === d.currentBuildId) {
-    throw new HomeostatError('ERR_ROLLOUT_REFUSED', `build ${quoteShort(build)} is already Current: nothing to ramp`);
+    throw new RolloutError('ERR_ROLLOUT_REFUSED', `build ${quoteShort(build)} is already Current: nothing to ramp`);
   }
   if (d.ramping?.buildId === build && d.ramping.percentage === percent)
     return { changed: false, ...current(d), ...previous };
@@ -249,7 +254,7 @@ export async function promote(
   checkTarget(target, buildId);
   const d = await describeDeployment(client, target);
   const build = buildId ?? candidateBuildId(d);
-  if (build === undefined) throw new HomeostatError('ERR_ROLLOUT_REFUSED', 'no version to promote: name a build ID');
+  if (build === undefined) throw new RolloutError('ERR_ROLLOUT_REFUSED', 'no version to promote: name a build ID');
   return makeCurrent(client, target, d, build, options);
 }
 
@@ -266,7 +271,7 @@ export async function rollback(
   const d = await describeDeployment(client, target);
   const build = previousCurrentBuildId(d);
   if (build === undefined) {
-    throw new HomeostatError(
+    throw new RolloutError(
       'ERR_ROLLOUT_REFUSED',
       `deployment ${quoteShort(d.deploymentName)}: no version was Current before ${quoteShort(d.currentBuildId ?? 'unversioned')}: nothing to roll back to`,
     );

@@ -6,10 +6,9 @@
  * (`matching.wv.VersionDrainageStatus*`, 3 minutes each by default).
  */
 import type { Client } from '@temporalio/client';
-import { HomeostatError } from '../errors';
 import { drainageOf, type RolloutTarget, type VersionDrainage, versionStatusName } from './deployment-description';
-import { assertBuildId, assertDeploymentName, quoteShort } from './deployment-version';
-import { rolloutErrorFrom } from './rollout-errors';
+import { assertBuildId, assertDeploymentName } from './deployment-version';
+import { quoteShort, RolloutError, rolloutErrorFrom } from './rollout-errors';
 
 /** Options of {@link waitDrained}. */
 export interface WaitDrainedOptions {
@@ -55,13 +54,13 @@ export async function waitDrained(
     options.onCheck?.({ status, ...(drainage ? { drainage } : {}) });
     if (drainage?.status === 'Drained') return drainage;
     if (status === 'Current' || status === 'Ramping') {
-      throw new HomeostatError(
+      throw new RolloutError(
         'ERR_ROLLOUT_REFUSED',
         `build ${quoteShort(buildId)} is ${status}: it drains only once another version is promoted and the ramp cleared`,
       );
     }
     if (Date.now() + interval > deadline || options.signal?.aborted) {
-      throw new HomeostatError(
+      throw new RolloutError(
         'ERR_ROLLOUT_TIMEOUT',
         `build ${quoteShort(buildId)} did not drain within ${Math.round(timeoutMs / 1000)} s (status ${status}` +
           `${drainage?.lastCheckedTime ? `, last checked ${drainage.lastCheckedTime}` : ''}): pinned workflows were open ` +

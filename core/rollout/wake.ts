@@ -28,15 +28,9 @@ import {
   stateQuery,
   workflowIdFor,
 } from '../definitions';
-import { HomeostatError } from '../errors';
 import { describeDeployment, type RolloutTarget } from './deployment-description';
-import {
-  assertBuildId,
-  assertDeploymentName,
-  assertWorkflowType,
-  quoteShort,
-  versionSearchValue,
-} from './deployment-version';
+import { assertBuildId, assertDeploymentName, assertWorkflowType, versionSearchValue } from './deployment-version';
+import { quoteShort, RolloutError } from './rollout-errors';
 
 /** Options of {@link wake}. */
 export interface WakeOptions {
@@ -52,6 +46,8 @@ export interface WakeOptions {
   readonly onProgress?: (done: number) => void;
   /** Stops the loop early (what was signalled stays signalled). */
   readonly signal?: AbortSignal;
+  /** How long to wait for the latest routing to reach every task queue before waking. @default 60000 */
+  readonly routingTimeoutMs?: number;
 }
 
 /** What {@link wake} did. */
@@ -68,6 +64,26 @@ export interface WakeResult {
   readonly skipped: readonly { readonly workflowId: string; readonly reason: string }[];
   readonly failed: readonly { readonly workflowId: string; readonly error: string }[];
   readonly elapsedMs: number;
+}
+
+/**
+ * The deployment once its latest routing has reached every task queue partition. A workflow task
+ * started before that still sees the old target, so a run woken then would not learn that its target
+ * changed and would stay where it is: wake waits (describing at most once a second) first.
+ */
+async function routedEverywhere(client: Client, target: RolloutTarget, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const d = await describeDeployment(client, target);
+    if (d.routingUpdate !== 'in-progress') return d;
+    if (Date.now() + 1000 > deadline) {
+      throw new RolloutError(
+        'ERR_ROLLOUT_REFUSED',
+        `deployment ${quoteShort(d.deploymentName)}: its routing has not reached every task queue after ${Math.round(timeoutMs / 1000)} s: try wake again later`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 /** The default of {@link WakeOptions.ratePerSecond}. */
@@ -131,22 +147,22 @@ export async function wake(client: Client, target: RolloutTarget, options: WakeO
   assertWorkflowType(workflowType);
   const rate = options.ratePerSecond ?? defaultWakeRatePerSecond;
   if (!Number.isFinite(rate) || rate <= 0 || rate > 1000) {
-    throw new HomeostatError(
+    throw new RolloutError(
       'ERR_ROLLOUT_INPUT',
       `--rate ${String(rate)}: signals per second, more than 0 and at most 1000`,
     );
   }
   const concurrency = Math.max(1, Math.min(64, Math.floor(options.concurrency ?? 8)));
-  const d = await describeDeployment(client, target);
+  const d = await routedEverywhere(client, target, options.routingTimeoutMs ?? 60_000);
   const current = d.currentBuildId;
   if (current === undefined) {
-    throw new HomeostatError(
+    throw new RolloutError(
       'ERR_ROLLOUT_REFUSED',
       `deployment ${quoteShort(d.deploymentName)} has no Current version to wake workflows onto`,
     );
   }
   if (options.fromBuildId === current) {
-    throw new HomeostatError(
+    throw new RolloutError(
       'ERR_ROLLOUT_REFUSED',
       `build ${quoteShort(current)} is the Current version: its workflows are where they should be`,
     );

@@ -11,9 +11,9 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { type ObjectRef, reconcileRequestedSignal, workflowIdFor } from '../../core/definitions';
-import { isHomeostatError } from '../../core/errors';
 import {
   type CompatibilityGate,
+  isRolloutError,
   type CompatibilityCheckRequest,
   describeDeployment,
   promote,
@@ -73,7 +73,7 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   try {
     await p;
   } catch (err) {
-    if (isHomeostatError(err)) return `${err.code}: ${err.message}`;
+    if (isRolloutError(err)) return `${err.code}: ${err.message}`;
     throw err;
   }
   throw new Error('expected a rejection');

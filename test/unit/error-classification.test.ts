@@ -41,10 +41,6 @@ describe('error classification', () => {
       ERR_KUBE_REQUEST: ['KubernetesRequestFailed', true],
       ERR_DISCOVERY: ['DiscoveryFailed', false],
       ERR_SPEC_CHANGED: ['SpecChanged', false],
-      ERR_ROLLOUT_INPUT: ['RolloutInputInvalid', false],
-      ERR_ROLLOUT_REFUSED: ['RolloutRefused', false],
-      ERR_ROLLOUT_INCOMPATIBLE: ['RolloutIncompatible', false],
-      ERR_ROLLOUT_TIMEOUT: ['RolloutTimeout', true],
     };
     for (const [code, [type, retryable]] of Object.entries(table)) {
       const f = toApplicationFailure(new HomeostatError(code as ErrorCode, 'm'));

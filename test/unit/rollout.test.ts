@@ -5,9 +5,9 @@
  * test/integration/rollout.test.ts.
  */
 import { formatRolloutStatus, formatRoutingChange } from '../../cli/rollout-output';
-import { isHomeostatError } from '../../core/errors';
 import {
   assertRampPercent,
+  isRolloutError,
   buildIdProblem,
   candidateBuildId,
   type DeploymentDescription,
@@ -122,7 +122,7 @@ describe('rollout decisions', () => {
     ];
     for (const [err, buildId, code, message] of cases) {
       const mapped = rolloutErrorFrom(err, target, buildId);
-      expect(isHomeostatError(mapped)).toBe(true);
+      expect(isRolloutError(mapped)).toBe(true);
       expect({ code: mapped.code, message: mapped.message }).toEqual({ code, message: expect.stringMatching(message) });
     }
   });
