@@ -21,7 +21,15 @@ fi
 kubectl apply --server-side -k "$here/versions/$new"
 kubectl -n "$ns" rollout status "deployment/homeostat-worker-$new" --timeout=10m
 # The new build's workers must have polled before Temporal lets it take runs.
-until homeostat rollout status --json | grep -q "\"buildId\": \"$new\""; do sleep 5; done
+tries=0
+until homeostat rollout status --json | grep -q "\"buildId\": \"$new\""; do
+  tries=$((tries + 1))
+  if [ "$tries" -ge 60 ]; then
+    echo "$0: build $new has not registered with Temporal after 5 minutes: are its workers connected?" >&2
+    exit 1
+  fi
+  sleep 5
+done
 homeostat rollout ramp "$percent" "$new"
 homeostat rollout status
 # Watch the ramp here as long as you like (dashboards, `homeostat rollout status`), then:
