@@ -5,7 +5,7 @@
  * operator given to {@link runCli}); `crds` prints its CustomResourceDefinitions (or writes them one file
  * per kind with `--out-dir`); `dev` runs it on the embedded local stack, and `env` prints that stack's
  * environment; `init` scaffolds a new operator project; `reconcile`, `get` and `list` talk to a running
- * API.
+ * API; `rollout` moves the operator between the versions of its Temporal Worker Deployment.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -16,6 +16,7 @@ import { operatorCrds } from '../reconcilers/crd';
 import { renderCrdYaml } from '../reconcilers/crd-yaml';
 import { crdFolderFiles, crdFolderProblems, writeCrdFolder } from './crd-folder';
 import { type ApiTarget, getCommand, listCommand, reconcileCommand } from './client';
+import { rolloutCommand } from './rollout-command';
 import type { workerMain as workerMainFn } from '../workers/main';
 import type { bridgeMain as bridgeMainFn } from '../informer-bridge/main';
 import type { apiMain as apiMainFn } from '../api/main';
@@ -203,6 +204,7 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
       });
     });
   /* eslint-enable @typescript-eslint/no-require-imports */
+  program.addCommand(rolloutCommand({ operatorOf }));
 
   // The CLI is an edge: it reads its settings from the environment here and nowhere else. The token
   // never comes from the command line, where every user of the machine sees it in the process list.

@@ -64,6 +64,18 @@ export async function startTemporal(ctx: ComponentContext): Promise<ManagedProce
     'matching.numTaskqueueReadPartitions=1',
     '--dynamic-config-value',
     'matching.numTaskqueueWritePartitions=1',
+    // Worker Deployment Versioning (issue 26, `homeostat rollout`): drainage is checked 2 s after a
+    // version leaves Current/Ramping and every 2 s after (3 min each by default), so tests see
+    // Drained in seconds. A poller is remembered from the start of its poll, so the poller history
+    // must outlive one long poll (`matching.longPollExpirationInterval`, 1 min) or idle live workers
+    // would look gone: 70 s instead of 5 min (a worker that shuts down cleanly is forgotten at once).
+    // Durations are strings, as the server's YAML file spells them.
+    '--dynamic-config-value',
+    'matching.wv.VersionDrainageStatusVisibilityGracePeriod="2s"',
+    '--dynamic-config-value',
+    'matching.wv.VersionDrainageStatusRefreshInterval="2s"',
+    '--dynamic-config-value',
+    'matching.PollerHistoryTTL="70s"',
     '--log-format',
     'json',
     '--log-level',

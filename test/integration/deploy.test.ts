@@ -3,8 +3,9 @@
  * process's ServiceAccount may do what its process needs and nothing broader (SubjectAccessReview).
  * The compose file passes a real compose implementation's config check.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { useStack } from '../support/harness';
@@ -104,6 +105,56 @@ describe('deploy manifests', () => {
       const loose = structuredClone(pod);
       delete loose.spec.securityContext;
       expect(() => dry(loose)).toThrow(/violates PodSecurity "restricted/);
+    }
+  });
+
+  it('given the rainbow kustomization, the single worker becomes one Deployment per build ID, labelled and told its build, and all of it passes server-side dry run', () => {
+    const rainbow = k8s.loadAllYaml(kubectl('kustomize', join(root, 'deploy/rainbow'))) as k8s.KubernetesObject[];
+    const deployments = rainbow.filter((d) => d.kind === 'Deployment') as k8s.V1Deployment[];
+    expect(deployments.map((d) => d.metadata?.name).sort()).toEqual([
+      'homeostat-api',
+      'homeostat-bridge',
+      'homeostat-worker-0-3-0-example',
+    ]);
+    const worker = deployments.find((d) => d.metadata?.name === 'homeostat-worker-0-3-0-example')!;
+    expect(worker.metadata?.labels?.['homeostat.dev/build-id']).toBe('0-3-0-example');
+    expect(worker.spec?.selector.matchLabels?.['homeostat.dev/build-id']).toBe('0-3-0-example');
+    expect(worker.spec?.template.metadata?.labels?.['homeostat.dev/build-id']).toBe('0-3-0-example');
+    const env = worker.spec!.template.spec!.containers[0]!.env!;
+    expect(env.find((e) => e.name === 'HOMEOSTAT_BUILD_ID')?.valueFrom?.fieldRef?.fieldPath).toBe(
+      "metadata.labels['homeostat.dev/build-id']",
+    );
+    expect(env.find((e) => e.name === 'HOMEOSTAT_DEPLOYMENT_NAME')?.value).toBe('homeostat-builtin');
+    expect(worker.spec!.template.spec!.containers[0]!.image).toBe('ghcr.io/homeostat-dev/homeostat:0.3.0');
+    // Everything else is what deploy/ installs, its namespace included.
+    const key = (d: k8s.KubernetesObject): string => `${d.kind}/${d.metadata?.namespace ?? ''}/${d.metadata?.name}`;
+    const others = (list: k8s.KubernetesObject[]): string[] =>
+      list
+        .filter((d) => d.kind !== 'Deployment')
+        .map(key)
+        .sort();
+    expect(others(rainbow)).toEqual(others(docs));
+    const uncommented = (file: string): string => readFileSync(join(root, file), 'utf8').replace(/^#.*\n/gm, '');
+    expect(uncommented('deploy/rainbow/namespace.yaml')).toBe(uncommented('deploy/base/namespace.yaml'));
+    kubectl('apply', '--server-side', '-f', join(root, 'deploy/rainbow/namespace.yaml'));
+    kubectl('apply', '--server-side', '-k', join(root, 'deploy/crds'));
+    const out = kubectl('apply', '--server-side', '--dry-run=server', '-k', join(root, 'deploy/rainbow'));
+    expect(out.trim().split('\n')).toHaveLength(rainbow.length);
+  });
+
+  it('given new-version.sh, a new build is written and listed next to the old one, and a build ID that cannot name a Deployment is refused', () => {
+    const copy = mkdtempSync(join(tmpdir(), 'homeostat-deploy-'));
+    cpSync(join(root, 'deploy'), copy, { recursive: true });
+    execFileSync('sh', [join(copy, 'rainbow/new-version.sh'), '0-4-0-next', '0.4.0'], { encoding: 'utf8' });
+    const built = k8s.loadAllYaml(kubectl('kustomize', join(copy, 'rainbow'))) as k8s.V1Deployment[];
+    const workers = built.filter((d) => d.kind === 'Deployment' && d.metadata?.name?.startsWith('homeostat-worker'));
+    expect(workers.map((d) => [d.metadata?.name, d.spec?.template.spec?.containers[0]?.image])).toEqual([
+      ['homeostat-worker-0-3-0-example', 'ghcr.io/homeostat-dev/homeostat:0.3.0'],
+      ['homeostat-worker-0-4-0-next', 'ghcr.io/homeostat-dev/homeostat:0.4.0'],
+    ]);
+    for (const bad of ['Bad:1', 'a'.repeat(41), '-x', '../../base']) {
+      const r = spawnSync('sh', [join(copy, 'rainbow/new-version.sh'), bad, '0.4.0'], { encoding: 'utf8' });
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 2, stderr: expect.stringMatching(/build ID/) });
     }
   });
 

@@ -1,13 +1,15 @@
 /**
  * Every error code the product throws has one home: a `HomeostatError` (or any other error carrying an
  * `ERR_…` code) names a code of the catalog in core/errors.ts; the HTTP API's problem documents name
- * one of its own table in api/problems.ts. The scan reads the product's sources, so a code written
+ * one of its own table in api/problems.ts, and `homeostat rollout`'s refusals one of
+ * `rolloutErrorCatalog` in core/rollout/rollout-errors.ts (with the exit status of each). The scan reads the product's sources, so a code written
  * into a new file is checked too.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { errorCatalog } from '../../core/errors';
 import { problemCodes } from '../../api/problems';
+import { rolloutErrorCatalog } from '../../core/rollout';
 
 const root = join(__dirname, '../..');
 const skipped = new Set(['node_modules', 'dist', 'test', 'bench', 'coverage', '.git']);
@@ -50,10 +52,17 @@ describe('error codes', () => {
     expect([...carried, ...watchdog].filter(([, code]) => !inCatalog(code))).toEqual([]);
   });
 
-  it('given every ERR_ literal in the product, it is a code of the catalog or of the HTTP API’s problem table', () => {
+  it('given every ERR_ literal in the product, it is a code of the catalog, of the HTTP API’s problem table or of the rollout refusals', () => {
     const unknown = codesOf(/['"`](ERR_[A-Z0-9_]+)['"`]/g).filter(
-      ([, code]) => !inCatalog(code) && !Object.hasOwn(problemCodes, code),
+      ([, code]) => !inCatalog(code) && !Object.hasOwn(problemCodes, code) && !Object.hasOwn(rolloutErrorCatalog, code),
     );
     expect(unknown).toEqual([]);
+  });
+
+  it('given every RolloutError the product throws, its code is in the rollout catalog and no code is in both catalogs', () => {
+    const thrown = codesOf(/new RolloutError\(\s*['"`](\w+)['"`]/g);
+    expect(thrown.length).toBeGreaterThan(5);
+    expect(thrown.filter(([, code]) => !Object.hasOwn(rolloutErrorCatalog, code))).toEqual([]);
+    expect(Object.keys(rolloutErrorCatalog).filter(inCatalog)).toEqual([]);
   });
 });
