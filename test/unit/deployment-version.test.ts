@@ -16,6 +16,7 @@ import { workerVersioningFrom } from '../../workers/run-worker';
 import { workflowCodeVersion } from '../../core/workflow-code-version';
 import { defineOperator } from '../../reconcilers';
 import { builtinOperator } from '../../builtin';
+import packageJson from '../../package.json';
 
 const bundle = { code: 'workflow code' };
 
@@ -42,7 +43,7 @@ describe('deployment version', () => {
     );
     expect(buildIdFor({ bundleHash: hash })).toBe(`hs${homeostatVersion}-w${workflowCodeVersion}-${hash}`);
     expect(bundleHashOf({ code: 'other code' })).not.toBe(hash);
-    expect(homeostatVersion).toBe((require('../../package.json') as { version: string }).version);
+    expect(homeostatVersion).toBe(packageJson.version);
   });
 
   it('given an operator with a version, its workers resolve to its deployment and build', () => {
@@ -74,7 +75,9 @@ describe('deployment version', () => {
     expect(() => parse({ HOMEOSTAT_DEPLOYMENT_NAME: 'my.operator', HOMEOSTAT_ROLLOUT: 'sometimes' })).toThrow(
       /HOMEOSTAT_DEPLOYMENT_NAME: the deployment name contains '\.'[\s\S]*HOMEOSTAT_ROLLOUT/,
     );
-    expect(() => parse({ HOMEOSTAT_WORKER_VERSIONING: 'no' })).toThrow(/HOMEOSTAT_WORKER_VERSIONING must be true or false/);
+    expect(() => parse({ HOMEOSTAT_WORKER_VERSIONING: 'no' })).toThrow(
+      /HOMEOSTAT_WORKER_VERSIONING must be true or false/,
+    );
   });
 
   it('given a malformed operator version, defineOperator refuses it', () => {

@@ -63,7 +63,7 @@ describe('workflow-code version', () => {
     expect(codeVersionOf({ codeVersion: 2, localActivities: false })).toBe(2);
   });
 
-  it('given a run written by a newer build (a rollback), it follows this build\'s own version instead of refusing it', () => {
+  it("given a run written by a newer build (a rollback), it follows this build's own version instead of refusing it", () => {
     for (const codeVersion of [workflowCodeVersion + 1, 1e9]) {
       expect(codeVersionOf({ codeVersion })).toBe(workflowCodeVersion);
     }
