@@ -16,6 +16,7 @@ import { checkCarriedStates } from '../../core/carried-state';
 import {
   objectWorkflowStartOptions,
   objectWorkflowType,
+  reconcileNowUpdate,
   reconcileRequestedSignal,
   workflowIdFor,
   type ObjectRef,
@@ -24,6 +25,7 @@ import type { Operator } from '../../core/operator';
 import { stepConditionType } from '../../core/status';
 import { defineOperator, definePlan, defineReconciler } from '../../reconcilers';
 import { runCompatibilityCheck } from '../../workers/compatibility-check';
+import { establishVersionRouting } from '../../workers/first-version';
 import { bundleObjectWorkflows, createHomeostatWorker, installRuntime } from '../../workers/create-worker';
 import { eventually } from '../support/eventually';
 import { randomSuffix, useStack } from '../support/harness';
@@ -321,4 +323,59 @@ describe('worker versioning: an operator upgrade moves every object onto the new
       'v2',
     );
   }, 300_000);
+
+  it('given v3 promoted, a reconcile-now update that wakes an object is served by a pass before the object moves, not lost', async () => {
+    await startWorker(v2, 'v3');
+    await promote('v3');
+    // The update's workflow task learns of v3: the pass it waits for runs first (on v2), then the run moves.
+    const outcomes = await Promise.all(
+      names.map((name) =>
+        t.temporal.workflow
+          .getHandle(workflowIdFor(refOf(name)))
+          .executeUpdate(reconcileNowUpdate, { args: [{ ref: refOf(name) }] }),
+      ),
+    );
+    expect(outcomes.map((o) => o.result)).toEqual(names.map(() => 'ready'));
+    for (const name of names) {
+      await eventually(
+        `${name} on v3`,
+        async () =>
+          (await t.temporal.workflow.getHandle(workflowIdFor(refOf(name))).describe()).raw.workflowExecutionInfo
+            ?.versioningInfo,
+        (info) => info?.deploymentVersion?.buildId === 'v3',
+        120_000,
+      );
+    }
+  }, 300_000);
+
+  it('given workers of one new deployment starting together, one makes its version Current and the others agree; a later build waits unless auto', async () => {
+    const queue = `versioning-race-${randomSuffix()}`;
+    const racing = `gadgets-${queue}`;
+    // What createHomeostatWorker runs before its worker polls (one process cannot hold two workers of one
+    // build on one queue, so the race is run on the routing step itself, as separate processes would).
+    const start = (buildId: string, rollout: 'manual' | 'auto') =>
+      establishVersionRouting({
+        workflowService: t.connection.workflowService,
+        namespace: t.endpoints.temporalNamespace,
+        version: { deploymentName: racing, buildId },
+        rollout,
+        identity: `racer-${randomSuffix()}`,
+        logger,
+      });
+    const current = async () =>
+      (
+        await t.connection.workflowService.describeWorkerDeployment({
+          namespace: t.endpoints.temporalNamespace,
+          deploymentName: racing,
+        })
+      ).workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId;
+    const outcomes = await Promise.all([start('b1', 'manual'), start('b1', 'manual'), start('b1', 'manual')]);
+    expect(outcomes.filter((o) => o === 'made-current').length).toBeGreaterThanOrEqual(1);
+    expect(outcomes.every((o) => o === 'made-current' || o === 'current')).toBe(true);
+    expect(await current()).toBe('b1');
+    expect(await start('b2', 'manual')).toBe('waiting');
+    expect(await current()).toBe('b1');
+    expect(await start('b3', 'auto')).toBe('made-current');
+    expect(await current()).toBe('b3');
+  }, 120_000);
 });
