@@ -201,6 +201,9 @@ function createWorker(
     connection: options.connection,
     namespace: options.namespace,
     taskQueue,
+    // The object workflow is PINNED: a run finishes on the version that started it and moves to a new
+    // one only by continuing as new between passes (workflows/run-handoff.ts). Declared here, as the
+    // worker's default, because Temporal refuses a behavior declared by a workflow on an unversioned worker.
     ...(version
       ? { workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } }
       : {}),

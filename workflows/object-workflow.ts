@@ -16,7 +16,6 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
-  setWorkflowOptions,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
@@ -432,7 +431,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       }
     }
   };
-  // PINNED: a run finishes on the version that started it and moves only at a continue-as-new.
-  setWorkflowOptions({ versioningBehavior: 'PINNED' }, objectWorkflow);
+  // PINNED (a run finishes on the version that started it and moves only at a continue-as-new) is the
+  // versioned worker's default (workers/create-worker.ts), not declared here: Temporal refuses a
+  // declared behavior from an unversioned worker (HOMEOSTAT_WORKER_VERSIONING=false).
   return objectWorkflow;
 }

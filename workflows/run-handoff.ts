@@ -2,7 +2,7 @@
  * How a run of the object workflow hands over to the next: continue-as-new, always onto the worker
  * deployment's target version (`AUTO_UPGRADE`), and the test for moving to a new version between passes.
  *
- * The object workflow is PINNED: a run stays on the version that started it, so it never replays its
+ * The object workflow is PINNED (the versioned worker's default behavior): a run stays on the version that started it, so it never replays its
  * history on other code. When the deployment's Current (or, for this workflow, Ramping) version changes,
  * Temporal tells the run in its next workflow task (`targetWorkerDeploymentVersionChanged`); the run
  * then continues as new between passes, and the new run starts on the new version. Every

@@ -18,6 +18,7 @@ import {
   objectWorkflowType,
   reconcileNowUpdate,
   reconcileRequestedSignal,
+  stateQuery,
   workflowIdFor,
   type ObjectRef,
 } from '../../core/definitions';
@@ -36,7 +37,7 @@ const plural = 'gadgets';
 const objects = 3;
 
 /** The Gadget operator with the given steps (each a regular activity, so its worker is in history). */
-function gadgetOperator(version: string, steps: readonly string[]): Operator {
+function gadgetOperator(version: string, steps: readonly string[], maxPassesPerRun?: number): Operator {
   const plan = definePlan({
     group,
     version: 'v1',
@@ -44,6 +45,7 @@ function gadgetOperator(version: string, steps: readonly string[]): Operator {
     plural,
     scope: 'Namespaced',
     steps: steps.map((name) => ({ name, execution: 'regular' as const })),
+    ...(maxPassesPerRun !== undefined ? { maxPassesPerRun } : {}),
   });
   const reconciler = defineReconciler({
     plan,
@@ -378,4 +380,56 @@ describe('worker versioning: an operator upgrade moves every object onto the new
     expect(await start('b3', 'auto')).toBe('made-current');
     expect(await current()).toBe('b3');
   }, 120_000);
+
+  it('given versioning turned off, an unversioned worker reconciles and continues as new (AUTO_UPGRADE is ignored)', async () => {
+    const queue = `unversioned-${randomSuffix()}`;
+    const worker = await createHomeostatWorker({
+      connection,
+      namespace: t.endpoints.temporalNamespace,
+      taskQueue: queue,
+      workflowBundle: await bundleObjectWorkflows(),
+      operator: gadgetOperator('1.0.0', ['alpha', 'beta'], 1),
+      kc: t.kc,
+      logger,
+      versioning: false,
+    });
+    workers.push(worker);
+    running.push(worker.run());
+    const name = 'unversioned-gadget';
+    const created = (await t.custom.createNamespacedCustomObject({
+      group,
+      version: 'v1',
+      namespace: t.namespace,
+      plural,
+      body: { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name }, spec: { size: 1 } },
+    })) as Gadget;
+    const ref = refOf(name);
+    const request = {
+      ref,
+      uid: created.metadata.uid,
+      generation: created.metadata.generation,
+      resourceVersion: created.metadata.resourceVersion,
+      reason: 'added' as const,
+    };
+    const start = objectWorkflowStartOptions(ref, queue);
+    await t.temporal.workflow.start(objectWorkflowType, { ...start, args: [{ ...start.args[0], pending: request }] });
+    await eventually(
+      `${name} Ready`,
+      () => read(name),
+      (g) => g.status?.phase === 'Ready',
+      120_000,
+    );
+    // One pass per run: the pass continued as new; a second request is served by the next run.
+    const handle = t.temporal.workflow.getHandle(workflowIdFor(ref));
+    await handle.signal(reconcileRequestedSignal, { ...request, reason: 'resync' });
+    const state = await eventually(
+      'two passes',
+      () => handle.query(stateQuery),
+      (st) => st.passes >= 2,
+      120_000,
+    );
+    expect(state.run).toBeGreaterThanOrEqual(2);
+    const info = (await handle.describe()).raw.workflowExecutionInfo?.versioningInfo;
+    expect(info?.deploymentVersion ?? undefined).toBeUndefined();
+  }, 300_000);
 });
