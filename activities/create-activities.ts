@@ -8,6 +8,7 @@
  * see `statusAnnotations`); an object that no longer matches its reconciler's label selector is
  * released (finalizer and status annotations removed) and treated as gone.
  */
+import { createCompatibilityActivities } from './compatibility-check';
 import type { Activities, WriteStatusInput, WriteStatusResult } from '../core/activity-contract';
 import { toApplicationFailure } from '../core/errors';
 import { finalizerName, identityOf } from './kubernetes';
@@ -62,5 +63,5 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
     }),
   };
 
-  return { ...stepRunner.steps, ...activities };
+  return { ...stepRunner.steps, ...activities, ...createCompatibilityActivities() };
 }

@@ -191,6 +191,10 @@ export async function runDev(options: DevOptions): Promise<void> {
       HOMEOSTAT_API_STATIC_TOKENS: `${token}=demo-admin:system:masters`,
       HOMEOSTAT_API_INSECURE_STATIC_TOKENS: 'true',
       HOMEOSTAT_TEMPORAL_UI_URL: e.temporalUiUrl,
+      // Versioned, one version for the whole dev loop: it makes itself Current, and a worker restarted
+      // with changed code keeps serving the runs pinned to it (docs/upgrading.md, "Versioned workers").
+      HOMEOSTAT_ROLLOUT: process.env.HOMEOSTAT_ROLLOUT ?? 'auto',
+      HOMEOSTAT_BUILD_ID: process.env.HOMEOSTAT_BUILD_ID ?? 'dev',
       LOG_LEVEL: 'warn',
     };
     if (stopping()) return await stopping();

@@ -159,8 +159,13 @@ export interface PreviousStepResult {
  */
 export type StepOutputs = Readonly<Record<string, string | number | boolean | null>>;
 
-/** What one run hands to the next on continue-as-new: small and bounded. */
+/**
+ * What one run hands to the next on continue-as-new: small and bounded. A versioned envelope read by
+ * `readCarriedState` (core/carried-state.ts): fields are only added, and optional.
+ */
 export interface CarriedState {
+  /** The envelope format (`carriedStateFormat`); absent in envelopes written before it existed (format 1). */
+  readonly format?: number;
   /** The UID of the object this workflow reconciles, once known. */
   readonly uid?: string;
   /** Passes completed by all earlier runs. */
@@ -177,6 +182,12 @@ export interface CarriedState {
   readonly previous?: Readonly<Record<string, PreviousStepResult>>;
   /** The requeue or drift timer that was armed, re-armed by the next run (epoch milliseconds). */
   readonly timer?: { readonly kind: 'requeue' | 'drift'; readonly at: number };
+  /**
+   * This run was started by continuing as new onto another worker deployment version, between passes:
+   * it runs a pass at once (the new version's plan, serving what woke the previous run), and does not
+   * move again before that pass (a guard against a continue-as-new loop).
+   */
+  readonly upgraded?: boolean;
 }
 
 /** How a step ended in the latest pass. */

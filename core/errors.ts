@@ -55,6 +55,12 @@ export const errorCatalog = {
    * which observes the new spec. Not retried: the step never runs on a spec the pass did not observe.
    */
   ERR_SPEC_CHANGED: { type: 'SpecChanged', retryable: false },
+  /**
+   * The state a run carried across continue-as-new cannot be read by this build (a format it does not
+   * know, a field of the wrong type): written by a newer or incompatible homeostat
+   * (core/carried-state.ts). The compatibility check of `homeostat rollout` reports it before a promote.
+   */
+  ERR_CARRIED_STATE: { type: 'CarriedStateUnreadable', retryable: false },
 } as const satisfies Record<string, { type: string; retryable: boolean }>;
 
 /** A stable error code of {@link errorCatalog}. */

@@ -11,6 +11,11 @@ import { readDeclarationProblems } from './read-scope';
 export interface Operator {
   /** A short name (kebab-case), shown in logs and used as the default field manager suffix. */
   readonly name: string;
+  /**
+   * The operator's own version (e.g. `1.2.0`), part of its workers' build ID (docs/upgrading.md): a new
+   * version is a new Worker Deployment Version, rolled out with `homeostat rollout`. @default none
+   */
+  readonly version?: string;
   /** The reconcilers, one per primary kind. */
   readonly reconcilers: readonly Reconciler<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
 }

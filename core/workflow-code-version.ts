@@ -5,7 +5,8 @@
  * behaviour it follows ({@link ObjectWorkflowInput.codeVersion (core/definitions)}). Every starter (the informer bridge,
  * the API, continue-as-new) writes the current {@link workflowCodeVersion}; the workflow reads the
  * version from its own input and branches on it, so a history recorded under an older version replays
- * exactly as it ran, and the next run (after continue-as-new) moves to the current behaviour.
+ * exactly as it ran, and the next run (after continue-as-new) moves to the current behaviour. A version
+ * newer than the build's is followed as the build's own (a rollback: see {@link codeVersionOf}).
  *
  * A change to workflow code that changes the commands a history produces needs a new version: bump
  * {@link workflowCodeVersion}, branch on it where behaviour changes, record histories of the new
@@ -42,22 +43,25 @@ export interface VersionedInput {
 }
 
 /**
- * The workflow-code version a run follows, from its start input: `codeVersion` when set, else derived
- * from the three booleans that runs recorded before the version number carried (`localActivities` →
- * 1, `fuseLeadingSteps` → 2, `driftTimerWindow` → 3; none → 0).
+ * The workflow-code version a run follows, from its start input: `min(codeVersion, this build's
+ * version)` when `codeVersion` is set, else derived from the three booleans that runs recorded before
+ * the version number carried (`localActivities` → 1, `fuseLeadingSteps` → 2, `driftTimerWindow` → 3;
+ * none → 0).
  *
- * @throws Error when the input names a version newer than this build knows: such a run was started
- *   by newer code, and running it here would not be its behaviour.
+ * Under Worker Deployment Versioning the input of a run is written by one build and executed by
+ * another: a continue-as-new of the old build starts the new build's first run (the input names the
+ * old version: the new behaviour takes effect from the next continue-as-new), and a rollback lands a
+ * run written by a newer build on an older one, which follows its own, newest version rather than
+ * refusing the run (a refused run would fail its workflow tasks until a newer worker came back).
+ *
+ * @throws Error when `codeVersion` is not a whole number ≥ 0.
  */
 export function codeVersionOf(input: VersionedInput): number {
   if (input.codeVersion !== undefined) {
-    if (!Number.isInteger(input.codeVersion) || input.codeVersion < 0 || input.codeVersion > workflowCodeVersion) {
-      throw new Error(
-        `this run follows workflow-code version ${input.codeVersion}, newer than this worker's ${workflowCodeVersion}: ` +
-          'it must run on a worker of its own version',
-      );
+    if (!Number.isInteger(input.codeVersion) || input.codeVersion < 0) {
+      throw new Error(`this run's workflow-code version ${input.codeVersion} is not a whole number ≥ 0`);
     }
-    return input.codeVersion;
+    return Math.min(input.codeVersion, workflowCodeVersion);
   }
   if (input.localActivities !== true) return 0;
   if (input.fuseLeadingSteps !== true) return 1;

@@ -6,6 +6,11 @@ import type { Reconciler } from '../core/reconciler';
 export interface OperatorDefinition {
   /** A short kebab-case name, shown in logs. */
   readonly name: string;
+  /**
+   * The operator's version (letters, digits, `.`, `_`, `+`, `-`; e.g. `1.2.0`): part of its workers' build
+   * ID, so a new version is rolled out as a new Worker Deployment Version (docs/upgrading.md). @default none
+   */
+  readonly version?: string;
   /** One reconciler per primary kind (from `defineReconciler`). */
   readonly reconcilers: readonly Reconciler<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
@@ -26,7 +31,16 @@ export function defineOperator(def: OperatorDefinition): Operator {
       `operator name ${JSON.stringify(def.name)} must be kebab-case (a-z, 0-9, -), at most 63 characters`,
     );
   }
-  const operator: Operator = Object.freeze({ name: def.name, reconcilers: Object.freeze([...def.reconcilers]) });
+  if (def.version !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/.test(def.version)) {
+    throw new Error(
+      `operator version ${JSON.stringify(def.version)} must be letters, digits, '.', '_', '+' or '-', at most 64 characters`,
+    );
+  }
+  const operator: Operator = Object.freeze({
+    name: def.name,
+    ...(def.version !== undefined ? { version: def.version } : {}),
+    reconcilers: Object.freeze([...def.reconcilers]),
+  });
   assertOperator(operator);
   return operator;
 }

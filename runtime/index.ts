@@ -17,7 +17,11 @@ export {
   installRuntime,
   runUntilSignalled,
   type HomeostatWorkerOptions,
+  type WorkerVersioningOptions,
 } from '../workers/create-worker';
+export { buildIdFor, deploymentNameFor, type BuildIdParts } from '../workers/deployment-version';
+export { runCompatibilityCheck, type CompatibilityCheckOptions } from '../workers/compatibility-check';
+export type { CompatibilityReport } from '../core/carried-state';
 export { workerMain } from '../workers/main';
 export { loadWorkerConfig, workerEnvSchema, type WorkerConfig } from '../workers/config';
 export { startBridgeComponent, type RunningBridge } from '../informer-bridge/run-bridge';

@@ -270,6 +270,8 @@ export async function startTestEnvironment(options: TestEnvironmentOptions): Pro
       kc,
       logger: log.child({ component: 'worker' }),
       shutdownGraceTime: '2 seconds',
+      // A deployment of its own (named for the environment's task queue), its version Current at once.
+      versioning: { rollout: 'auto' },
     });
     const running = worker.run();
     teardown.add('the worker', async () => {

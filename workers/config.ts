@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { loadEnvOrExit, type ParsedEnv } from '../config';
+import { workerVersioningEnvSchema } from '../config/worker-versioning';
 import { defaultTaskQueue } from '../core/definitions';
 
 /** The environment variables the worker reads (besides TEMPORAL_*). */
@@ -22,6 +23,7 @@ export const workerEnvSchema = z.object({
   /** Activities run at once by this worker. @default 20 */
   HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(20),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+  ...workerVersioningEnvSchema.shape,
 });
 
 /** The parsed worker configuration. */

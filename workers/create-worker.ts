@@ -4,9 +4,10 @@
  * given reconcilers on one task queue, and graceful shutdown on SIGINT/SIGTERM.
  */
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
-import type { PayloadCodec } from '@temporalio/common';
+import type { PayloadCodec, WorkerDeploymentVersion } from '@temporalio/common';
 import {
   bundleWorkflowCode,
   Runtime,
@@ -18,8 +19,11 @@ import {
 } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/create-activities';
+import type { RolloutMode } from '../config/worker-versioning';
 import { defaultTaskQueue, reconcileMetricNames } from '../core/definitions';
 import { assertOperator, type Operator } from '../core/operator';
+import { deploymentVersionString, resolveDeploymentVersion } from './deployment-version';
+import { establishVersionRouting } from './first-version';
 import { PinoTemporalLogger } from './logger';
 import { reconcileTimeBuckets } from './metrics';
 
@@ -105,6 +109,20 @@ export function bundleObjectWorkflows(
   return bundle;
 }
 
+/** Worker Deployment Versioning of a worker (docs/upgrading.md, "Versioned workers"). */
+export interface WorkerVersioningOptions {
+  /** @default `deploymentNameFor(operator.name, taskQueue)` (workers/deployment-version.ts) */
+  readonly deploymentName?: string;
+  /** @default `buildIdFor(…)`: the operator's, homeostat's and the workflow code's versions and the bundle's hash */
+  readonly buildId?: string;
+  /**
+   * `manual`: the version becomes Current only as the deployment's first; later ones wait for
+   * `homeostat rollout`. `auto`: it makes itself Current at start (`homeostat dev`, tests).
+   * @default 'manual'
+   */
+  readonly rollout?: RolloutMode;
+}
+
 /** Options of {@link createHomeostatWorker}. */
 export interface HomeostatWorkerOptions {
   readonly connection: NativeConnection;
@@ -130,16 +148,65 @@ export interface HomeostatWorkerOptions {
    * workflow sandbox, so the workflow bundle is the same with or without it. @default none
    */
   readonly payloadCodec?: PayloadCodec;
+  /**
+   * Worker Deployment Versioning: the worker polls as a version of its operator's deployment, the
+   * object workflow is PINNED to the version that started it and moves at a continue-as-new. `false`
+   * runs an unversioned worker (Temporal servers before 1.29). @default on, with the defaults of
+   * {@link WorkerVersioningOptions}
+   */
+  readonly versioning?: WorkerVersioningOptions | false;
 }
 
-/** Creates (does not run) a worker for the object workflow and the reconcilers' activities. */
+/**
+ * Creates (does not run) a worker for the object workflow and the reconcilers' activities. A versioned
+ * worker (the default) also makes its version Current when it is its deployment's first (or always,
+ * with `rollout: 'auto'`) before it returns.
+ */
 export async function createHomeostatWorker(options: HomeostatWorkerOptions): Promise<Worker> {
   assertOperator(options.operator);
   installRuntime(options.logger);
+  const taskQueue = options.taskQueue ?? defaultTaskQueue;
+  const versioning = options.versioning === false ? undefined : (options.versioning ?? {});
+  const version = versioning
+    ? resolveDeploymentVersion({
+        operator: options.operator,
+        taskQueue,
+        workflowBundle: options.workflowBundle,
+        ...(versioning.deploymentName !== undefined ? { deploymentName: versioning.deploymentName } : {}),
+        ...(versioning.buildId !== undefined ? { buildId: versioning.buildId } : {}),
+      })
+    : undefined;
+  const worker = await createWorker(options, taskQueue, version);
+  if (version && versioning) {
+    options.logger.info({ deploymentVersion: deploymentVersionString(version) }, 'versioned worker');
+    await establishVersionRouting({
+      workflowService: options.connection.workflowService,
+      namespace: options.namespace,
+      version,
+      rollout: versioning.rollout ?? 'manual',
+      identity: options.identity ?? `${process.pid}@${hostname()}`,
+      logger: options.logger,
+    });
+  }
+  return worker;
+}
+
+/** `Worker.create` with homeostat's options, versioned as `version` when given. */
+function createWorker(
+  options: HomeostatWorkerOptions,
+  taskQueue: string,
+  version: WorkerDeploymentVersion | undefined,
+): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
-    taskQueue: options.taskQueue ?? defaultTaskQueue,
+    taskQueue,
+    // The object workflow is PINNED: a run finishes on the version that started it and moves to a new
+    // one only by continuing as new between passes (workflows/run-handoff.ts). Declared here, as the
+    // worker's default, because Temporal refuses a behavior declared by a workflow on an unversioned worker.
+    ...(version
+      ? { workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } }
+      : {}),
     workflowBundle: options.workflowBundle,
     activities: createActivities({
       kc: options.kc,

@@ -16,6 +16,7 @@ import {
   bundleObjectWorkflows,
   createHomeostatWorker,
   defaultWorkflowsPath,
+  type WorkerVersioningOptions,
   installRuntime,
   runUntilSignalled,
 } from './create-worker';
@@ -51,6 +52,8 @@ export interface RunWorkerOptions {
   readonly maxConcurrentActivityTaskExecutions?: number;
   /** The codec between payloads and Temporal (HOMEOSTAT_PAYLOAD_KEYS). @default none */
   readonly payloadCodec?: PayloadCodec;
+  /** Worker Deployment Versioning; `false` runs an unversioned worker. @default on (see {@link WorkerVersioningOptions}) */
+  readonly versioning?: WorkerVersioningOptions | false;
 }
 
 /** Runs a worker until it is signalled to stop. */
@@ -80,6 +83,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions }
         : {}),
       ...(options.payloadCodec ? { payloadCodec: options.payloadCodec } : {}),
+      ...(options.versioning !== undefined ? { versioning: options.versioning } : {}),
     });
     logger.info(
       { taskQueue: options.taskQueue, namespace: options.namespace, payloadsEncrypted: !!options.payloadCodec },
@@ -130,5 +134,21 @@ export function runWorkerOptionsFrom(
     ...(config.HOMEOSTAT_WORKFLOW_BUNDLE ? { workflowBundlePath: config.HOMEOSTAT_WORKFLOW_BUNDLE } : {}),
     ...(config.HOMEOSTAT_WORKER_IDENTITY ? { identity: config.HOMEOSTAT_WORKER_IDENTITY } : {}),
     ...(temporal.payloadCodec ? { payloadCodec: temporal.payloadCodec } : {}),
+    versioning: workerVersioningFrom(config),
+  };
+}
+
+/**
+ * The worker's versioning from its configuration: off with `HOMEOSTAT_WORKER_VERSIONING=false`; the
+ * deployment name and build ID from `HOMEOSTAT_*`, else the Temporal Worker Controller's `TEMPORAL_*`.
+ */
+export function workerVersioningFrom(config: WorkerConfig): WorkerVersioningOptions | false {
+  if (!config.HOMEOSTAT_WORKER_VERSIONING) return false;
+  const deploymentName = config.HOMEOSTAT_DEPLOYMENT_NAME ?? config.TEMPORAL_DEPLOYMENT_NAME;
+  const buildId = config.HOMEOSTAT_BUILD_ID ?? config.TEMPORAL_WORKER_BUILD_ID;
+  return {
+    rollout: config.HOMEOSTAT_ROLLOUT,
+    ...(deploymentName !== undefined ? { deploymentName } : {}),
+    ...(buildId !== undefined ? { buildId } : {}),
   };
 }

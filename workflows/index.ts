@@ -7,3 +7,6 @@ import { createObjectWorkflow } from './object-workflow';
 
 /** The per-object workflow (workflow type `objectWorkflow`). */
 export const objectWorkflow = createObjectWorkflow();
+
+/** The compatibility check of `homeostat rollout` (workflow type `compatibilityCheckWorkflow`). */
+export { compatibilityCheckWorkflow } from './compatibility-check-workflow';

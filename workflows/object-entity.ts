@@ -20,6 +20,7 @@ import {
   type ReconcileRequest,
   type StepState,
 } from '../core/definitions';
+import { carriedStateFormat } from '../core/carried-state';
 import { Coalescer, detailsMarkdown } from './object-state';
 
 /** The kinds of durable timer a run arms: a step's requeue, the drift check, a failed step's retry. */
@@ -211,18 +212,24 @@ export class ObjectEntity {
     return t && t.kind !== 'retry' ? { timer: { kind: t.kind, at: t.at } } : {};
   }
 
-  /** What continue-as-new carries into the next run. */
-  carried(lastOutcome: PassOutcome): CarriedState {
+  /**
+   * What continue-as-new carries into the next run (the envelope of `core/carried-state`); `upgrade`
+   * when the run moves to another worker deployment version between passes (the next run then runs a
+   * pass at once).
+   */
+  carried(lastOutcome: PassOutcome | undefined, options: { readonly upgrade?: boolean } = {}): CarriedState {
     return {
+      format: carriedStateFormat,
       ...(this.uid !== undefined ? { uid: this.uid } : {}),
       passes: this.passes,
       runs: this.run,
       ...(this.blockedGeneration !== undefined
         ? { invalidGeneration: this.blockedGeneration, blockedBy: this.blockedBy }
         : {}),
-      lastOutcome,
+      ...(lastOutcome !== undefined ? { lastOutcome } : {}),
       ...(Object.keys(this.previous).length > 0 ? { previous: this.previous } : {}),
       ...this.timerToCarry(),
+      ...(options.upgrade ? { upgraded: true } : {}),
     };
   }
 }

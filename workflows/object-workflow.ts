@@ -12,12 +12,10 @@ import {
   allHandlersFinished,
   condition,
   patched,
-  continueAsNew,
   log,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
-  setHandler,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
@@ -25,20 +23,16 @@ import {
 import type { InvalidSpecDetails, Observation, StepActivityResult } from '../core/activity-contract';
 import { defaultStepHeartbeatTimeout, durationMs, findPlan, type PlanRegistry } from '../core/plan';
 import { adoptionRefusedType, invalidSpecType, stepFailedType, terminalStepType } from '../core/errors';
-import {
-  reconcileNowUpdate,
-  reconcileRequestedSignal,
-  stateQuery,
-  type ObjectWorkflowInput,
-  type PassOutcome,
-  type ReconcileNowRequest,
-} from '../core/definitions';
+import type { ObjectWorkflowInput, PassOutcome } from '../core/definitions';
+import { carriedStateFormat, readCarriedState } from '../core/carried-state';
 import { codeVersionOf, workflowCodeVersion } from '../core/workflow-code-version';
 import { coreActivities, observeWithLeadingSteps } from './bookkeeping';
 import { ObjectEntity } from './object-entity';
+import { setObjectHandlers } from './object-handlers';
 import { passMetrics } from './pass-metrics';
-import { desiredStatus, sameRef, succeededPassStatus } from './object-state';
+import { desiredStatus, succeededPassStatus } from './object-state';
 import { PassTimer } from './pass-timer';
+import { continueAsNewOnTarget, upgradeWanted } from './run-handoff';
 import { SpecMemory } from './spec-memory';
 import { StatusWriter } from './status-writer';
 import { StepRunner, appFailure } from './step-runner';
@@ -72,7 +66,9 @@ export interface ObjectWorkflowOptions {
  * arm the next timer, continue as new when the history is long enough.
  */
 export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): ObjectWorkflow {
-  return async function objectWorkflow(input: ObjectWorkflowInput): Promise<PassOutcome | undefined> {
+  const objectWorkflow = async function objectWorkflow(input: ObjectWorkflowInput): Promise<PassOutcome | undefined> {
+    // Written by the previous run's build, maybe another one: refused (a failed task) if unreadable.
+    if (input.carried !== undefined) readCarriedState(input.carried);
     const ref = input.ref;
     const legacyPlan = options.legacyPlans ? findPlan(options.legacyPlans, ref) : undefined;
     const entity = new ObjectEntity(input, legacyPlan);
@@ -128,36 +124,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       () => Date.now(),
     );
 
-    setHandler(reconcileRequestedSignal, (request) => {
-      if (!sameRef(request.ref, ref)) {
-        log.warn('reconcile request for another object ignored', { ref: request.ref });
-        return;
-      }
-      entity.coalescer.offer(request);
-    });
-
-    setHandler(stateQuery, () => entity.state());
-
-    setHandler(
-      reconcileNowUpdate,
-      async () => {
-        // A pass already running may have read older state: serve the one after it.
-        const target = entity.passes + (entity.reconciling ? 2 : 1);
-        entity.nowRequested = true;
-        await condition(() => entity.passes >= target || entity.finished);
-        return entity.outcomes.get(target) ?? entity.lastOutcome!;
-      },
-      {
-        validator: (request: ReconcileNowRequest) => {
-          if (!sameRef(request.ref, ref))
-            throw new Error(`this workflow reconciles ${ref.kind} ${where}, not the requested object`);
-          if (request.uid !== undefined && entity.uid !== undefined && request.uid !== entity.uid) {
-            throw new Error(`unknown object: UID ${request.uid} is not ${entity.uid}`);
-          }
-          if (entity.finished) throw new Error('the object is gone; its workflow is completing');
-        },
-      },
-    );
+    setObjectHandlers(entity);
 
     /** The drift-check interval: the object's own (annotation) or its plan's. */
     const driftMs = (): number | undefined =>
@@ -356,10 +323,31 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const metrics = passMetrics(ref);
     const carriedTimer = input.carried?.timer;
     if (carriedTimer) timer.arm(carriedTimer.kind, Math.max(0, carriedTimer.at - Date.now()));
+    // A run that moved here from another worker version runs the plan of this one at once (and the
+    // request or timer that woke the previous run, which left its pass to this one).
+    if (input.carried?.upgraded === true && !input.pending) entity.timerDue = true;
     showDetails();
+    const upgrade = (): boolean => upgradeWanted(input.carried?.upgraded === true, entity.passesThisRun);
 
     for (;;) {
-      await condition(() => entity.coalescer.peek() !== undefined || entity.nowRequested || entity.timerDue);
+      await condition(
+        () => entity.coalescer.peek() !== undefined || entity.nowRequested || entity.timerDue || upgrade(),
+      );
+      if (upgrade() && !entity.nowRequested) {
+        // Between passes: move to the new version, whose first pass serves the request or timer that
+        // woke this run. An update waiting for a pass is served here first (its pass runs below).
+        await condition(() => allHandlersFinished() || entity.nowRequested);
+        if (!entity.nowRequested) {
+          const pending = entity.coalescer.take();
+          log.info('continuing as new onto the new worker version', { ref, run: entity.run });
+          return continueAsNewOnTarget({
+            ref,
+            ...(pending ? { pending } : {}),
+            carried: entity.carried(entity.lastOutcome, { upgrade: true }),
+            codeVersion: workflowCodeVersion,
+          });
+        }
+      }
       const request = entity.coalescer.take();
       const byUpdate = entity.nowRequested;
       const byTimer = entity.timerDue;
@@ -403,10 +391,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         const next = entity.coalescer.peek();
         if (next && next.uid !== entity.uid && next.reason !== 'deleted') {
           // A new object with the same name was requested meanwhile: start over in a fresh run.
-          return continueAsNew<ObjectWorkflow>({
+          return continueAsNewOnTarget({
             ref,
             pending: next,
-            carried: { passes: entity.passes, runs: entity.run },
+            carried: { format: carriedStateFormat, passes: entity.passes, runs: entity.run },
             codeVersion: workflowCodeVersion,
           });
         }
@@ -434,7 +422,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
           run: entity.run,
           carriesRequest: pending !== undefined,
         });
-        return continueAsNew<ObjectWorkflow>({
+        return continueAsNewOnTarget({
           ref,
           ...(pending ? { pending } : {}),
           carried: entity.carried(result),
@@ -443,4 +431,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       }
     }
   };
+  // PINNED (a run finishes on the version that started it and moves only at a continue-as-new) is the
+  // versioned worker's default (workers/create-worker.ts), not declared here: Temporal refuses a
+  // declared behavior from an unversioned worker (HOMEOSTAT_WORKER_VERSIONING=false).
+  return objectWorkflow;
 }

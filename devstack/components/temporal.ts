@@ -76,6 +76,15 @@ export async function startTemporal(ctx: ComponentContext): Promise<ManagedProce
     'matching.wv.VersionDrainageStatusRefreshInterval="2s"',
     '--dynamic-config-value',
     'matching.PollerHistoryTTL="70s"',
+    // Worker Deployment Versioning (issue 26): every test's workers are a deployment of their own (named
+    // for their task queue, workers/deployment-version.ts), so a run creates hundreds of deployments;
+    // the defaults are 100 each.
+    '--dynamic-config-value',
+    'matching.maxDeployments=10000',
+    '--dynamic-config-value',
+    'matching.maxVersionsInDeployment=1000',
+    '--dynamic-config-value',
+    'matching.maxTaskQueuesInDeploymentVersion=1000',
     '--log-format',
     'json',
     '--log-level',

@@ -82,6 +82,8 @@ export async function startInProcessHomeostat(
     kc: options.kc?.worker ?? t.kc,
     logger: options.logger,
     ...(options.payloadCodec ? { payloadCodec: options.payloadCodec } : {}),
+    // The test's own deployment (named for its task queue), its version Current at once.
+    versioning: { rollout: 'auto' },
   });
   const running = worker.run();
   const bridge = options.bridge

@@ -147,6 +147,8 @@ describe('configuration parsing', () => {
       HOMEOSTAT_TASK_QUEUE: 'homeostat',
       HOMEOSTAT_WORKER_PORT: 0,
       HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES: 20,
+      HOMEOSTAT_WORKER_VERSIONING: true,
+      HOMEOSTAT_ROLLOUT: 'manual',
       LOG_LEVEL: 'info',
     });
     expect(

@@ -41,6 +41,7 @@ describe('error classification', () => {
       ERR_KUBE_REQUEST: ['KubernetesRequestFailed', true],
       ERR_DISCOVERY: ['DiscoveryFailed', false],
       ERR_SPEC_CHANGED: ['SpecChanged', false],
+      ERR_CARRIED_STATE: ['CarriedStateUnreadable', false],
     };
     for (const [code, [type, retryable]] of Object.entries(table)) {
       const f = toApplicationFailure(new HomeostatError(code as ErrorCode, 'm'));

@@ -63,8 +63,14 @@ describe('workflow-code version', () => {
     expect(codeVersionOf({ codeVersion: 2, localActivities: false })).toBe(2);
   });
 
-  it('given a run of a version newer than this code (or not a version at all), it refuses to run it rather than run it wrongly', () => {
-    for (const codeVersion of [workflowCodeVersion + 1, -1, 1.5, Number.NaN, 1e9]) {
+  it("given a run written by a newer build (a rollback), it follows this build's own version instead of refusing it", () => {
+    for (const codeVersion of [workflowCodeVersion + 1, 1e9]) {
+      expect(codeVersionOf({ codeVersion })).toBe(workflowCodeVersion);
+    }
+  });
+
+  it('given an input whose version is not a version at all, it refuses to run it rather than run it wrongly', () => {
+    for (const codeVersion of [-1, 1.5, Number.NaN]) {
       expect(() => codeVersionOf({ codeVersion })).toThrow(/workflow-code version/);
     }
   });

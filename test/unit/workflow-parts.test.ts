@@ -100,10 +100,16 @@ describe('ObjectEntity: the state of a run', () => {
       6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
     ]);
     e.nextTimer = { kind: 'retry', at: 5 };
-    expect(e.carried(e.lastOutcome!)).toEqual({ uid: 'u1', passes: 25, runs: 1, lastOutcome: e.lastOutcome });
+    expect(e.carried(e.lastOutcome)).toEqual({
+      format: 1,
+      uid: 'u1',
+      passes: 25,
+      runs: 1,
+      lastOutcome: e.lastOutcome,
+    });
     e.nextTimer = { kind: 'drift', at: 9 };
     e.blockedGeneration = 2;
-    expect(e.carried(e.lastOutcome!)).toMatchObject({
+    expect(e.carried(e.lastOutcome)).toMatchObject({
       invalidGeneration: 2,
       blockedBy: 'invalid',
       timer: { kind: 'drift', at: 9 },

@@ -1,0 +1,50 @@
+/**
+ * The message handlers of an object's workflow run: the reconcile-request signal (coalesced), the
+ * `state` and `carried-state` queries, and the `reconcile-now` update (served by the next pass).
+ */
+import { condition, log, setHandler } from '@temporalio/workflow';
+import { carriedStateQuery } from '../core/carried-state';
+import {
+  reconcileNowUpdate,
+  reconcileRequestedSignal,
+  stateQuery,
+  type ReconcileNowRequest,
+} from '../core/definitions';
+import type { ObjectEntity } from './object-entity';
+import { sameRef } from './object-state';
+
+/** Sets the signal, query and update handlers of a run on its entity. */
+export function setObjectHandlers(entity: ObjectEntity): void {
+  const { ref, where } = entity;
+  setHandler(reconcileRequestedSignal, (request) => {
+    if (!sameRef(request.ref, ref)) {
+      log.warn('reconcile request for another object ignored', { ref: request.ref });
+      return;
+    }
+    entity.coalescer.offer(request);
+  });
+
+  setHandler(stateQuery, () => entity.state());
+  setHandler(carriedStateQuery, () => entity.carried(entity.lastOutcome));
+
+  setHandler(
+    reconcileNowUpdate,
+    async () => {
+      // A pass already running may have read older state: serve the one after it.
+      const target = entity.passes + (entity.reconciling ? 2 : 1);
+      entity.nowRequested = true;
+      await condition(() => entity.passes >= target || entity.finished);
+      return entity.outcomes.get(target) ?? entity.lastOutcome!;
+    },
+    {
+      validator: (request: ReconcileNowRequest) => {
+        if (!sameRef(request.ref, ref))
+          throw new Error(`this workflow reconciles ${ref.kind} ${where}, not the requested object`);
+        if (request.uid !== undefined && entity.uid !== undefined && request.uid !== entity.uid) {
+          throw new Error(`unknown object: UID ${request.uid} is not ${entity.uid}`);
+        }
+        if (entity.finished) throw new Error('the object is gone; its workflow is completing');
+      },
+    },
+  );
+}
