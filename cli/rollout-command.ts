@@ -17,7 +17,6 @@ import {
   type CompatibilityGate,
   isRolloutError,
   rolloutErrorCatalog,
-  deploymentNameFor,
   promote,
   ramp,
   rollback,
@@ -30,11 +29,9 @@ import {
 } from '../core/rollout';
 import { formatRolloutStatus, formatRoutingChange, formatWake } from './rollout-output';
 
-// ─── LEAD: the compatibility check is plugged in HERE after merging the versioned workers (h-ver). ───
-// Replace the next line by:
-// import { runCompatibilityCheck as compatibilityGate } from '../workers/compatibility-check';
-const compatibilityGate: CompatibilityGate | undefined = undefined;
-// ─────────────────────────────────────────────────────────────────────────────────────────────────────
+import { defaultTaskQueue } from '../core/definitions';
+import { runCompatibilityCheck } from '../workers/compatibility-check';
+import { deploymentNameFor } from '../workers/deployment-version';
 
 /** What the rollout commands need from the rest of the CLI. */
 export interface RolloutCommandDeps {
@@ -69,7 +66,11 @@ function positiveNumber(flag: string, value: string | undefined, fallback: numbe
 
 /** The `rollout` command with its subcommands. */
 export function rolloutCommand(deps: RolloutCommandDeps): Command {
-  const gate = deps.gate ?? compatibilityGate;
+  /** The task queue the operator's workers poll (`HOMEOSTAT_TASK_QUEUE`), read by each run. */
+  let taskQueue = defaultTaskQueue;
+  // The check runs on the candidate's workers, on their task queue.
+  const gate: CompatibilityGate =
+    deps.gate ?? ((client, request) => runCompatibilityCheck(client, { ...request, taskQueue }));
   const print = (text: string): void => {
     process.stdout.write(`${text}\n`);
   };
@@ -82,8 +83,13 @@ export function rolloutCommand(deps: RolloutCommandDeps): Command {
       let connection: Connection | undefined;
       try {
         // The CLI is an edge: the Temporal settings are parsed here, once, like every process's.
-        const { temporal } = parseEnv('homeostat rollout', z.object({}), process.env);
-        const deploymentName = opts.deployment ?? deploymentNameFor((await deps.operatorOf(opts)).name);
+        const { temporal, config } = parseEnv(
+          'homeostat rollout',
+          z.object({ HOMEOSTAT_TASK_QUEUE: z.string().min(1).default(defaultTaskQueue) }),
+          process.env,
+        );
+        taskQueue = config.HOMEOSTAT_TASK_QUEUE;
+        const deploymentName = opts.deployment ?? deploymentNameFor((await deps.operatorOf(opts)).name, taskQueue);
         connection = await Connection.connect(temporal.connectionOptions);
         const client = new Client({ connection, namespace: temporal.namespace, ...dataConverterOf(temporal) });
         await body(client, { namespace: temporal.namespace, deploymentName }, ...args);
@@ -97,13 +103,8 @@ export function rolloutCommand(deps: RolloutCommandDeps): Command {
     };
 
   const routingOptions = (opts: RoutingFlags): RoutingOptions => {
-    if (!gate && !opts.skipCheck) {
-      process.stderr.write(
-        'homeostat rollout: warning: no compatibility check is built in; routing changes unchecked\n',
-      );
-    }
     return {
-      ...(gate ? { gate } : {}),
+      gate,
       skipCheck: opts.skipCheck === true,
       checkLimit: positiveNumber('--check-limit', opts.checkLimit, 100),
     };
@@ -140,7 +141,10 @@ export function rolloutCommand(deps: RolloutCommandDeps): Command {
   );
   const common = (c: Command): Command =>
     c
-      .option('--deployment <name>', 'the Worker Deployment (default: the operator’s name, "." and ":" as "-")')
+      .option(
+        '--deployment <name>',
+        'the Worker Deployment (default: the operator’s name, "." and ":" as "-", and "-<task queue>" unless HOMEOSTAT_TASK_QUEUE is homeostat)',
+      )
       .option('--operator <module>', 'the operator module whose name is the default deployment')
       .exitOverride((err: CommanderError) => {
         if (err.exitCode !== 0) process.exit(2);

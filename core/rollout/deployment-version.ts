@@ -12,15 +12,6 @@ import { quoteShort, RolloutError } from './rollout-errors';
 export const maxBuildIdLength = 480;
 
 /**
- * The Worker Deployment name of an operator: its name with `.` and `:` (which the server refuses in a
- * deployment name) mapped to `-`.
- */
-export function deploymentNameFor(operatorName: string): string {
-  // TODO(lead): the versioned workers derive the same name; keep one function after the merge.
-  return operatorName.replace(/[.:]/g, '-');
-}
-
-/**
  * The value of the search attribute `TemporalWorkerDeploymentVersion` for a version:
  * `<deploymentName>:<buildId>`. (The TypeScript SDK's `toCanonicalString()` gives the older `name.build`
  * form, which matches nothing.)

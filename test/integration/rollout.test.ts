@@ -384,10 +384,13 @@ describe('homeostat rollout', () => {
     expect((await describeDeployment(t.temporal, target)).currentBuildId).toBe(v1);
 
     // promote without a build: the newest version that is not Current; then wake and wait for v1 to drain.
+    // (--skip-check: these stand-in workers run no homeostat compatibility check; the real check is
+    // exercised on homeostat's workers in worker-versioning and live-upgrade.)
     const promoted = await homeostat(
       env,
       'rollout',
       'promote',
+      '--skip-check',
       '--wake',
       '--wait-drained',
       '120',

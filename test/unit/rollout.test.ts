@@ -11,7 +11,6 @@ import {
   buildIdProblem,
   candidateBuildId,
   type DeploymentDescription,
-  deploymentNameFor,
   deploymentNameProblem,
   previousCurrentBuildId,
   rolloutErrorFrom,
@@ -25,8 +24,7 @@ function deployment(over: Partial<DeploymentDescription>): DeploymentDescription
 }
 
 describe('rollout decisions', () => {
-  it('given an operator name with "." or ":", the deployment name maps them to "-"; the search value joins with ":"', () => {
-    expect(deploymentNameFor('ops.example.com:v2')).toBe('ops-example-com-v2');
+  it('given a deployment and a build, the search value joins them with ":"', () => {
     expect(versionSearchValue('ops', '0-4-0')).toBe('ops:0-4-0');
   });
 
