@@ -31,6 +31,7 @@ import { ObjectEntity } from './object-entity';
 import { setObjectHandlers } from './object-handlers';
 import { passMetrics } from './pass-metrics';
 import { desiredStatus, succeededPassStatus } from './object-state';
+import { passPriorityKey, passPriorityKeys } from './pass-priority';
 import { PassTimer } from './pass-timer';
 import { continueAsNewOnTarget, upgradeWanted } from './run-handoff';
 import { SpecMemory } from './spec-memory';
@@ -93,18 +94,26 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const status = new StatusWriter(entity, (request, summary) =>
       coreActivities(localActivities, summary).writeStatus(request),
     );
+    /** The priority key of the running pass's regular steps (`pass-priority.ts`). */
+    let passPriority: number = passPriorityKeys.normal;
     const steps = new StepRunner(
       entity,
       status,
       {
         execute: (type, step, stepOptions, stepInput) => {
+          // A pass someone waits for goes before drift checks on the task queue (5+; `pass-priority.ts`),
+          // keeping the object's fairness key and weight.
+          const prioritized =
+            codeVersion >= 5
+              ? { ...stepOptions, priority: { ...workflowInfo().priority, priorityKey: passPriority } }
+              : stepOptions;
           const proxy =
             localActivities && step.execution === 'local'
               ? proxyLocalActivities(stepOptions)
               : proxyActivities(
                   // A regular step in a current run gets a heartbeat timeout (the worker heartbeats for
                   // it): a worker that dies under it is noticed in seconds, not at its start-to-close.
-                  localActivities ? { heartbeatTimeout: defaultStepHeartbeatTimeout, ...stepOptions } : stepOptions,
+                  localActivities ? { heartbeatTimeout: defaultStepHeartbeatTimeout, ...prioritized } : prioritized,
                 );
           return (proxy[type] as (i: typeof stepInput) => Promise<StepActivityResult>)(stepInput);
         },
@@ -359,6 +368,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
 
       entity.reconciling = true;
       const timerKind = entity.nextTimer?.kind;
+      passPriority = passPriorityKey({ byUpdate, timerKind: byTimer ? timerKind : undefined, reason: request?.reason });
       entity.nextTimer = undefined;
       showDetails();
       let result: PassOutcome;

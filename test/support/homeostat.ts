@@ -69,6 +69,8 @@ export async function startInProcessHomeostat(
     operator?: Operator;
     /** The codec of the worker and of the bridge's Temporal client. @default none */
     payloadCodec?: PayloadCodec;
+    /** Regular activities (steps) the worker runs at once. @default the worker's (20) */
+    maxConcurrentActivityTaskExecutions?: number;
   },
 ): Promise<InProcessHomeostat> {
   const operator = options.operator ?? builtinOperator;
@@ -82,6 +84,9 @@ export async function startInProcessHomeostat(
     kc: options.kc?.worker ?? t.kc,
     logger: options.logger,
     ...(options.payloadCodec ? { payloadCodec: options.payloadCodec } : {}),
+    ...(options.maxConcurrentActivityTaskExecutions
+      ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions }
+      : {}),
     // The test's own deployment (named for its task queue), its version Current at once.
     versioning: { rollout: 'auto' },
   });
