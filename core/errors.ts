@@ -55,6 +55,18 @@ export const errorCatalog = {
    * which observes the new spec. Not retried: the step never runs on a spec the pass did not observe.
    */
   ERR_SPEC_CHANGED: { type: 'SpecChanged', retryable: false },
+  /**
+   * A step tried to write in a dry run through a path homeostat cannot turn into a dry run: the step is
+   * reported "would run; no preview" and nothing was written.
+   */
+  ERR_WRITES_UNAVAILABLE_IN_DRY_RUN: { type: 'WritesUnavailableInDryRun', retryable: false },
+  /** A dry run of a stored object that does not exist (plan a manifest to see its creation). */
+  ERR_PLAN_OBJECT_NOT_FOUND: { type: 'PlanObjectNotFound', retryable: false },
+  /**
+   * A manifest given to a dry run is not one the API server would accept (its CRD schema, admission) or
+   * names another object than the request.
+   */
+  ERR_INVALID_MANIFEST: { type: 'InvalidManifest', retryable: false },
 } as const satisfies Record<string, { type: string; retryable: boolean }>;
 
 /** A stable error code of {@link errorCatalog}. */
@@ -296,4 +308,15 @@ export interface AdoptionRefusedDetails {
 export function adoptionRefused(conflict: string, message: string): HomeostatError {
   const details: AdoptionRefusedDetails = { conflict };
   return new HomeostatError('ERR_ADOPTION_REFUSED', `${conflict}: ${message}`, { details });
+}
+
+/**
+ * The error a write path throws in a dry run when it cannot be turned into a dry run (a step's own
+ * client to an external system, checking `ctx.dryRun`): the dry run reports the step "would run; no
+ * preview" and nothing is written. `what` names the write (`CREATE ROLE app`).
+ *
+ * @example `if (ctx.dryRun) throw writesUnavailableInDryRun('POST /records')`
+ */
+export function writesUnavailableInDryRun(what: string): HomeostatError {
+  return new HomeostatError('ERR_WRITES_UNAVAILABLE_IN_DRY_RUN', `${what}: writes are unavailable in a dry run`);
 }
