@@ -52,16 +52,18 @@ async function validatedManifest(
   if (problems.length > 0) {
     throw new HomeostatError('ERR_INVALID_MANIFEST', `the manifest does not name the object: ${problems.join('; ')}`);
   }
-  const { status: _status, ...rest } = manifest;
-  const {
-    resourceVersion: _rv,
-    uid: _uid,
-    managedFields: _mf,
-    ...metadata
-  } = manifest.metadata as Record<string, unknown>;
+  // What a manifest may say of its metadata; the rest (uid, resourceVersion, managedFields, owners,
+  // finalizers, timestamps) is the server's or the controllers', never the planner's.
+  const { status: _status, metadata: given, ...rest } = manifest;
+  const { labels, annotations } = (given ?? {}) as { labels?: unknown; annotations?: unknown };
   const body = {
     ...rest,
-    metadata: { ...metadata, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+    metadata: {
+      name: ref.name,
+      ...(ref.namespace ? { namespace: ref.namespace } : {}),
+      ...(labels !== undefined ? { labels } : {}),
+      ...(annotations !== undefined ? { annotations } : {}),
+    },
   } as k8s.KubernetesObject;
   try {
     return (await objectApiFor(c.kc).patch(
