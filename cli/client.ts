@@ -61,6 +61,8 @@ export async function call(target: ApiTarget, method: string, path: string, json
             ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
           },
           timeout: 120_000,
+          // One request per command: no keep-alive socket holding the process open after it.
+          agent: false,
           ...(url.protocol === 'https:' && target.ca ? { ca: target.ca } : {}),
         },
         (res) => {
