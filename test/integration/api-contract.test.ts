@@ -93,7 +93,7 @@ describe('API contract', () => {
           {
             apiGroups: ['homeostat.dev'],
             resources: ['apps', 'postgresdatabases'],
-            verbs: ['get', 'list', 'reconcile'],
+            verbs: ['get', 'list', 'reconcile', 'plan', 'create', 'patch'],
           },
         ],
       },

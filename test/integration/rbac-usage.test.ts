@@ -212,7 +212,13 @@ describe('deploy/rbac: every granted verb is used, every request is granted', ()
       namespace: ns,
       body: {
         metadata: { name: 'caller' },
-        rules: [{ apiGroups: [group], resources: ['apps', 'postgresdatabases'], verbs: ['reconcile', 'get'] }],
+        rules: [
+          {
+            apiGroups: [group],
+            resources: ['apps', 'postgresdatabases'],
+            verbs: ['reconcile', 'get', 'plan', 'create'],
+          },
+        ],
       },
     });
     await rbac.createNamespacedRoleBinding({
@@ -240,6 +246,28 @@ describe('deploy/rbac: every granted verb is used, every request is granted', ()
         headers: { authorization: `Bearer ${callerToken}` },
       });
       expect({ plural, status: res.statusCode }).toEqual({ plural, status: 200 });
+    }
+    // A dry run of a manifest not applied yet: the worker validates it by a server-side apply with
+    // dryRun=All (its `create` on the kind) and dry-runs the children (nothing is written).
+    for (const [kind, name, spec] of [
+      ['App', 'ledger-next', { image: 'registry.spr.com/ledger:v2', replicas: 1 }],
+      [
+        'PostgresDatabase',
+        'ledger-next',
+        { serverRef: { name: server }, databaseName: `next_${suffix}`, ownerRole: `next_${suffix}` },
+      ],
+    ] as const) {
+      const res = await api.inject({
+        method: 'POST',
+        url: `/v1/objects/${group}/${version}/${kind}/${ns}/${name}/plan`,
+        headers: { authorization: `Bearer ${callerToken}` },
+        payload: { apiVersion: `${group}/${version}`, kind, metadata: { name, namespace: ns }, spec },
+      });
+      expect({ kind, status: res.statusCode, body: res.statusCode === 200 ? '' : res.body }).toEqual({
+        kind,
+        status: 200,
+        body: '',
+      });
     }
 
     // Deleted: finalizers run, the database and its Secret go (deletionPolicy Delete), the app's children go.
