@@ -293,6 +293,17 @@ describe('dry runs', () => {
     const { status, json } = await plan('PostgresDatabase', 'ledger', manifest);
     expect(status).toBe(200);
     expect(json).toMatchObject({ source: 'manifest', exists: false, changed: true });
+    // Nothing happened: no role, no database, no DDL about them in the statement log, no Secret.
+    const catalog = () =>
+      pg(async (db) => ({
+        roles: (await db.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [name])).rowCount,
+        databases: (await db.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount,
+      }));
+    expect(await catalog()).toEqual({ roles: 0, databases: 0 });
+    expect(ddlAbout(readFileSync(logPath, 'utf8').slice(logStart))).toEqual([]);
+    const secrets = await t.core.listNamespacedSecret({ namespace: ns });
+    expect(secrets.items.filter((s) => s.metadata?.name === 'ledger-connection')).toEqual([]);
+
     const byStep = Object.fromEntries(json.steps.map((s) => [s.name, s]));
     expect(json.steps.map((s) => [s.name, s.outcome])).toEqual([
       ['credentials', 'previewed'],
@@ -317,17 +328,6 @@ describe('dry runs', () => {
     const secret = byStep.credentials!.children[0]!;
     expect(secret).toMatchObject({ kind: 'Secret', action: 'create' });
     expect(secret.fields.find((f) => f.path === 'data.password')).toEqual({ path: 'data.password', new: '(redacted)' });
-
-    // Nothing happened: no role, no database, no DDL about them in the statement log, no Secret.
-    const catalog = () =>
-      pg(async (db) => ({
-        roles: (await db.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [name])).rowCount,
-        databases: (await db.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount,
-      }));
-    expect(await catalog()).toEqual({ roles: 0, databases: 0 });
-    expect(ddlAbout(readFileSync(logPath, 'utf8').slice(logStart))).toEqual([]);
-    const secrets = await t.core.listNamespacedSecret({ namespace: ns });
-    expect(secrets.items.filter((s) => s.metadata?.name === 'ledger-connection')).toEqual([]);
 
     // Applied for real, the same log shows the DDL (the check above can fail), and then nothing would change.
     await t.custom.createNamespacedCustomObject({
