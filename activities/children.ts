@@ -17,7 +17,7 @@ import { childLabels, managedByValue } from '../core/labels';
 import { objectApiFor, placed } from './kubernetes';
 
 /** The controller ownerReference of `obj`, if any. */
-function controllerOf(obj: k8s.KubernetesObject): k8s.V1OwnerReference | undefined {
+export function controllerOf(obj: k8s.KubernetesObject): k8s.V1OwnerReference | undefined {
   return (obj.metadata?.ownerReferences ?? []).find((o) => o.controller === true);
 }
 
@@ -36,6 +36,42 @@ function replacementOf<T extends k8s.KubernetesObject>(desired: T): T {
       resourceVersion: metadata?.resourceVersion,
     },
   } as T;
+}
+
+/**
+ * A child as homeostat applies it for `owner`: the owner's controller ownerReference and the labels the
+ * bridge watches children by; the server's fields (managedFields, resourceVersion, uid) removed.
+ */
+export function desiredChild<T extends k8s.KubernetesObject>(owner: ObjectIdentity, child: T): T {
+  const ownerReference: k8s.V1OwnerReference = {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.name,
+    uid: owner.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  const { managedFields: _m, resourceVersion: _r, uid: _u, ...metadata } = child.metadata ?? {};
+  return {
+    ...child,
+    metadata: {
+      ...metadata,
+      labels: { ...child.metadata?.labels, [childLabels.managedBy]: managedByValue, [childLabels.ownerUid]: owner.uid },
+      ownerReferences: [ownerReference],
+    },
+  };
+}
+
+/** The `owner` of a child as messages name it: `App team-a/web`. */
+export const ownerNameOf = (owner: ObjectIdentity): string =>
+  `${owner.kind} ${owner.namespace ? `${owner.namespace}/` : ''}${owner.name}`;
+
+/** Why `existing` is not `owner`'s to change (homeostat does not adopt). */
+export function refusalReason(existing: k8s.KubernetesObject, owner: ObjectIdentity): string {
+  const controller = controllerOf(existing);
+  return controller
+    ? `it is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid}), not by ${ownerNameOf(owner)}`
+    : `it exists and is not controlled by ${ownerNameOf(owner)}; homeostat does not adopt what it did not create`;
 }
 
 /** How many times an apply re-reads a child that changed between its ownership check and its write. */
@@ -71,7 +107,7 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
   const describe = (child: Pick<k8s.KubernetesObject, 'kind' | 'metadata'>) =>
     `${child.kind ?? '?'} ${child.metadata?.namespace ?? owner.namespace ?? ''}/${child.metadata?.name ?? '?'}`;
   const ownedBy = (obj: k8s.KubernetesObject): boolean => controllerOf(obj)?.uid === owner.uid;
-  const ownerName = `${owner.kind} ${owner.namespace ? `${owner.namespace}/` : ''}${owner.name}`;
+  const ownerName = ownerNameOf(owner);
   /** Places a child and refuses namespaces a namespaced owner cannot own children in. */
   const placeChild = async <T extends Pick<k8s.KubernetesObject, 'apiVersion' | 'kind' | 'metadata'>>(
     child: T,
@@ -85,23 +121,10 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
     }
     return placed(objects, owner, child, what);
   };
-  const refusal = (existing: k8s.KubernetesObject, child: k8s.KubernetesObject): HomeostatError => {
-    const controller = controllerOf(existing);
-    const why = controller
-      ? `it is controlled by ${controller.kind} ${controller.name} (uid ${controller.uid}), not by ${ownerName}`
-      : `it exists and is not controlled by ${ownerName}; homeostat does not adopt what it did not create`;
-    return adoptionRefused(describe(child), why);
-  };
+  const refusal = (existing: k8s.KubernetesObject, child: k8s.KubernetesObject): HomeostatError =>
+    adoptionRefused(describe(child), refusalReason(existing, owner));
   return {
     async apply<T extends k8s.KubernetesObject>(child: T): Promise<T> {
-      const ownerReference: k8s.V1OwnerReference = {
-        apiVersion: owner.apiVersion,
-        kind: owner.kind,
-        name: owner.name,
-        uid: owner.uid,
-        controller: true,
-        blockOwnerDeletion: true,
-      };
       try {
         if (owner.namespace && !(await objects.isNamespaced(child.apiVersion ?? '', child.kind ?? ''))) {
           throw new HomeostatError(
@@ -110,25 +133,8 @@ export function childClient(kc: k8s.KubeConfig, owner: ObjectIdentity, fieldMana
               `${owner.namespace}/${owner.name} (Kubernetes allows only cluster-scoped owners of cluster-scoped objects)`,
           );
         }
-        const body = await placeChild(
-          {
-            ...child,
-            metadata: {
-              ...child.metadata,
-              labels: {
-                ...child.metadata?.labels,
-                [childLabels.managedBy]: managedByValue,
-                [childLabels.ownerUid]: owner.uid,
-              },
-              ownerReferences: [ownerReference],
-            },
-          },
-          'apply',
-        );
         // managedFields, resourceVersion and uid are the server's (or our preconditions), never the step's.
-        delete body.metadata?.managedFields;
-        delete body.metadata?.resourceVersion;
-        delete body.metadata?.uid;
+        const body = await placeChild(desiredChild(owner, child), 'apply');
         let replaced = false;
         for (let attempt = 0; ; attempt++) {
           let existing: T | undefined;

@@ -2,7 +2,7 @@
  * The activities of the per-object workflow, built by {@link createActivities} from their clients:
  * observing the object (read, validate, add the finalizer if the plan has cleanup: `observe.ts`),
  * writing status (`status-writer.ts`), removing the finalizer (`finalizers.ts`), and one activity per
- * reconciler step (`step-invocation.ts`). Activities keep no state between calls and may run more than
+ * reconciler step (`step-invocation.ts`), and the dry run of an object (`plan-object.ts`). Activities keep no state between calls and may run more than
  * once. Status writes merge conditions by type, keeping those of other controllers. Status goes to the
  * status subresource of kinds homeostat defines and to annotations on kinds it does not (a `Namespace`:
  * see `statusAnnotations`); an object that no longer matches its reconciler's label selector is
@@ -16,6 +16,8 @@ import { recordEvent } from './events';
 import { activityContext, type ActivityDeps } from './activity-context';
 import { finalizers } from './finalizers';
 import { observeObject } from './observe';
+import { planObject } from './plan-object';
+import { planActivityType } from '../core/dry-run';
 import { statusWriter } from './status-writer';
 import { stepInvoker } from './step-invocation';
 
@@ -63,5 +65,11 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
     }),
   };
 
-  return { ...stepRunner.steps, ...activities, ...createCompatibilityActivities() };
+  // The dry run (`planObjectWorkflow`): read-only, outside any object's workflow.
+  return {
+    ...stepRunner.steps,
+    ...activities,
+    ...createCompatibilityActivities(),
+    [planActivityType]: guarded(planObject(c)),
+  };
 }

@@ -32,7 +32,7 @@ function snapshotOf(obj: CustomObject, location: StatusLocation): ObjectSnapshot
 }
 
 /** Formats zod issues as one readable line: `spec.replicas: Too small: expected number to be >=0`. */
-function formatIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
+export function formatIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
   return issues.map((i) => `${['spec', ...i.path.map(String)].join('.')}: ${i.message}`).join('; ');
 }
 

@@ -72,6 +72,7 @@ const problemMeanings = {
   409: 'The object’s workflow refused the request.',
   413: 'The body is over the size limit (16 KiB by default).',
   415: 'The body is not `application/json`.',
+  422: 'The manifest given (`…/plan`) names another object, or the API server or the reconciler’s schema refuses it.',
   429: 'Over the rate limit of the caller, or over the failed-authentication budget of the client address; see `Retry-After`.',
   502: 'A call the API made failed; the server log has the cause.',
   503: 'Temporal is unreachable, or (reading state) no worker polls the object’s task queue.',

@@ -19,6 +19,7 @@ import { limitRequestRate } from './rate-limits';
 import { routeContext } from './route-context';
 import { kindRoutes } from './routes/kinds';
 import { objectListRoutes } from './routes/object-list';
+import { objectPlanRoutes } from './routes/object-plan';
 import { objectRoutes } from './routes/objects';
 import { serviceRoutes } from './routes/service';
 import { problemResponses } from './schemas';
@@ -56,6 +57,7 @@ export async function buildApiServer(deps: ApiDeps) {
   }
   kindRoutes(app, ctx);
   objectRoutes(app, ctx, metrics.reconciles);
+  objectPlanRoutes(app, ctx);
   objectListRoutes(app, ctx);
   return app;
 }

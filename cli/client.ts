@@ -1,5 +1,5 @@
 /**
- * The `homeostat reconcile | get | list` commands: clients of the HTTP API, with human-readable tables
+ * The `homeostat reconcile | get | list` commands (and the client `diff` uses): clients of the HTTP API, with human-readable tables
  * by default and `-o json`.
  */
 
@@ -46,16 +46,23 @@ export function splitName(arg: string, namespace = 'default'): { namespace: stri
   return b === undefined ? { namespace, name: a ?? '' } : { namespace: a ?? '', name: b };
 }
 
-async function call(target: ApiTarget, method: string, path: string): Promise<unknown> {
+/** Calls the API: the answer's JSON, or an error `<status> <code>: <detail>`; `json` is sent as the body. */
+export async function call(target: ApiTarget, method: string, path: string, json?: unknown): Promise<unknown> {
   const url = new URL(path, target.url);
+  const payload = json === undefined ? undefined : JSON.stringify(json);
   const { status, statusText, text } = await new Promise<{ status: number; statusText: string; text: string }>(
     (resolve, reject) => {
       const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
         url,
         {
           method,
-          headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
+          headers: {
+            ...(target.token ? { authorization: `Bearer ${target.token}` } : {}),
+            ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
           timeout: 120_000,
+          // One request per command: no keep-alive socket holding the process open after it.
+          agent: false,
           ...(url.protocol === 'https:' && target.ca ? { ca: target.ca } : {}),
         },
         (res) => {
@@ -68,7 +75,7 @@ async function call(target: ApiTarget, method: string, path: string): Promise<un
       );
       req.on('timeout', () => req.destroy(new Error(`no answer from ${url.origin} in 120 s`)));
       req.on('error', reject);
-      req.end();
+      req.end(payload);
     },
   );
   let body: { detail?: string; code?: string } = {};
@@ -92,7 +99,8 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
   return [line(headers.map((h) => h.toUpperCase())), ...rows.map(line)].join('\n');
 }
 
-const objectPath = (plan: ApiKind, namespace: string, name: string): string =>
+/** The API path of an object. */
+export const objectPath = (plan: ApiKind, namespace: string, name: string): string =>
   `/v1/objects/${plan.group || 'core'}/${plan.version}/${plan.kind}/${plan.scope === 'Cluster' ? '_' : namespace}/${name}`;
 
 interface Steps {

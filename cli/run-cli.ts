@@ -4,8 +4,8 @@
  * start) for the operator named by `--operator <module>` (or HOMEOSTAT_OPERATOR; the default is the
  * operator given to {@link runCli}); `crds` prints its CustomResourceDefinitions (or writes them one file
  * per kind with `--out-dir`); `dev` runs it on the embedded local stack, and `env` prints that stack's
- * environment; `init` scaffolds a new operator project; `reconcile`, `get` and `list` talk to a running
- * API; `rollout` moves the operator between the versions of its Temporal Worker Deployment.
+ * environment; `init` scaffolds a new operator project; `reconcile`, `get`, `list` and `diff` talk to a
+ * running API; `rollout` moves the operator between the versions of its Temporal Worker Deployment.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -17,6 +17,7 @@ import { renderCrdYaml } from '../reconcilers/crd-yaml';
 import { crdFolderFiles, crdFolderProblems, writeCrdFolder } from './crd-folder';
 import { type ApiTarget, getCommand, listCommand, reconcileCommand } from './client';
 import { rolloutCommand } from './rollout-command';
+import { diffCommand } from './diff';
 import type { workerMain as workerMainFn } from '../workers/main';
 import type { bridgeMain as bridgeMainFn } from '../informer-bridge/main';
 import type { apiMain as apiMainFn } from '../api/main';
@@ -287,6 +288,51 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
         phase?: string;
       },
     ) => print(await listCommand(target(opts), kind, opts, opts.output === 'json')),
+  );
+
+  apiOptions(
+    program
+      .command('diff [kind] [namespace/name]')
+      .description(
+        'what a reconcile pass would do (a dry run: nothing is written); exit 0: nothing would change, 1: something would, 2: error',
+      )
+      .option(
+        '-f, --filename <file>',
+        'plan this manifest (YAML or JSON; - for standard input) instead of the stored object',
+      )
+      .option('--json', 'print the dry run as JSON (the API’s answer)'),
+  ).action(
+    async (
+      kind: string | undefined,
+      name: string | undefined,
+      opts: {
+        api?: string;
+        token?: string;
+        tokenFile?: string;
+        caFile?: string;
+        output: string;
+        filename?: string;
+        json?: boolean;
+      },
+    ) => {
+      try {
+        const { output, changed } = await diffCommand(
+          target(opts),
+          {
+            ...(kind !== undefined ? { kind } : {}),
+            ...(name !== undefined ? { name } : {}),
+            ...(opts.filename !== undefined ? { file: opts.filename } : {}),
+          },
+          opts.json === true || opts.output === 'json',
+        );
+        print(output);
+        process.exitCode = changed ? 1 : 0;
+      } catch (err) {
+        // As kubectl diff: 1 means "differences", so an error is 2.
+        process.stderr.write(`homeostat diff: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exitCode = 2;
+      }
+    },
   );
 
   await program.parseAsync(options.argv ? [...options.argv] : process.argv);

@@ -61,6 +61,18 @@ export const errorCatalog = {
    * (core/carried-state.ts). The compatibility check of `homeostat rollout` reports it before a promote.
    */
   ERR_CARRIED_STATE: { type: 'CarriedStateUnreadable', retryable: false },
+  /**
+   * A step tried to write in a dry run through a path homeostat cannot turn into a dry run: the step is
+   * reported "would run; no preview" and nothing was written.
+   */
+  ERR_WRITES_UNAVAILABLE_IN_DRY_RUN: { type: 'WritesUnavailableInDryRun', retryable: false },
+  /** A dry run of a stored object that does not exist (plan a manifest to see its creation). */
+  ERR_PLAN_OBJECT_NOT_FOUND: { type: 'PlanObjectNotFound', retryable: false },
+  /**
+   * A manifest given to a dry run is not one the API server would accept (its CRD schema, admission) or
+   * names another object than the request.
+   */
+  ERR_INVALID_MANIFEST: { type: 'InvalidManifest', retryable: false },
 } as const satisfies Record<string, { type: string; retryable: boolean }>;
 
 /** A stable error code of {@link errorCatalog}. */
@@ -302,4 +314,15 @@ export interface AdoptionRefusedDetails {
 export function adoptionRefused(conflict: string, message: string): HomeostatError {
   const details: AdoptionRefusedDetails = { conflict };
   return new HomeostatError('ERR_ADOPTION_REFUSED', `${conflict}: ${message}`, { details });
+}
+
+/**
+ * The error a write path throws in a dry run when it cannot be turned into a dry run (a step's own
+ * client to an external system, checking `ctx.dryRun`): the dry run reports the step "would run; no
+ * preview" and nothing is written. `what` names the write (`CREATE ROLE app`).
+ *
+ * @example `if (ctx.dryRun) throw writesUnavailableInDryRun('POST /records')`
+ */
+export function writesUnavailableInDryRun(what: string): HomeostatError {
+  return new HomeostatError('ERR_WRITES_UNAVAILABLE_IN_DRY_RUN', `${what}: writes are unavailable in a dry run`);
 }

@@ -10,6 +10,9 @@ import type { ObjectRef, PreviousStepResult, StatusFields, StepOutputs } from '.
 
 export type { PreviousStepResult, StepOutputs };
 import type { Duration, ReconcilerPlan } from './plan';
+import type { PlannedChange } from './dry-run';
+
+export type { PlannedChange };
 
 /** The identity of the reconciled object, as a step sees it. */
 export interface ObjectIdentity {
@@ -83,6 +86,13 @@ export interface StepContext<Spec> {
   readonly read: <T extends KubernetesObject>(
     object: Pick<KubernetesObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },
   ) => Promise<T | undefined>;
+  /**
+   * `true` in a dry run (`POST …/plan`, `homeostat diff`, `env.plan`): `children` then applies and
+   * deletes with `dryRun: All` and records the differences instead of writing, `previous` is absent,
+   * and a write the step makes any other way must not happen (throw `writesUnavailableInDryRun`).
+   * Absent in a real pass.
+   */
+  readonly dryRun?: boolean;
 }
 
 /** What a step may return. */
@@ -119,6 +129,33 @@ export interface StepResult {
 
 /** A step implementation. Steps must be idempotent: Temporal runs them at least once. */
 export type StepFn<Spec> = (ctx: StepContext<Spec>) => Promise<StepResult | void>;
+
+/**
+ * A step's preview for dry runs: what the step would change, computed from reads only. It gets the
+ * step's context in dry-run form (`ctx.dryRun` is `true`; `children` applies with `dryRun: All` and
+ * records each child's diff, which the dry run reports beside what the preview returns). It must not
+ * write anywhere: a client of its own to an external system may only read (a read-only session).
+ * Return the changes as short strings (`'CREATE ROLE app'`) or {@link PlannedChange}s; nothing (or an
+ * empty list) means the step would change nothing outside its children. Values for dependent steps
+ * (`outputs`) may be returned beside the changes.
+ */
+export type StepPreviewFn<Spec> = (
+  ctx: StepContext<Spec>,
+) => Promise<
+  | readonly (string | PlannedChange)[]
+  | { readonly changes?: readonly (string | PlannedChange)[]; readonly outputs?: StepOutputs }
+  | void
+>;
+
+/**
+ * How a dry run treats a step:
+ * - a {@link StepPreviewFn}: it runs instead of the step;
+ * - `'children-only'`: the step itself runs, against dry-run children (`ctx.children` with
+ *   `dryRun: All`): declare it only for a step whose every write goes through `ctx.children` (it opens
+ *   no client of its own: homeostat cannot turn another client's writes into a dry run).
+ * A step with neither is never run in a dry run: it is reported "would run; no preview".
+ */
+export type StepPreview<Spec> = StepPreviewFn<Spec> | 'children-only';
 
 /** A printer column of a generated CRD (`kubectl get` shows it). */
 export interface CrdColumn {
@@ -219,6 +256,11 @@ export interface Reconciler<Spec = unknown> {
   readonly plan: ReconcilerPlan;
   readonly schema: z.ZodType<Spec>;
   readonly steps: Readonly<Record<string, StepFn<Spec>>>;
+  /**
+   * How dry runs treat each step ({@link StepPreview}), by step name. A step absent here is reported
+   * "would run; no preview" and never run in a dry run. @default {}
+   */
+  readonly previews?: Readonly<Record<string, StepPreview<Spec>>>;
   /**
    * The CRD generated for the kind; `false` when the kind is not homeostat's to define (a core kind
    * such as `Namespace`, or a CRD installed by someone else). @default {}

@@ -7,9 +7,25 @@ import type { z } from 'zod';
 import { parseLabelSelector } from '../core/label-selector';
 import type { ReconcilerPlan, StepPlan } from '../core/plan';
 import { readDeclarationProblems } from '../core/read-scope';
-import type { CrdOptions, ReadDeclaration, Reconciler, ReferenceWatch, StepFn } from '../core/reconciler';
+import type { CrdOptions, ReadDeclaration, Reconciler, ReferenceWatch, StepFn, StepPreview } from '../core/reconciler';
 
 type StepNames<L> = L extends readonly StepPlan<infer N>[] ? N : never;
+
+/**
+ * A step as {@link defineReconciler} takes it: its function, or its function (`run`) with a preview for
+ * dry runs beside it ({@link StepPreview}: a function computing what it would change from reads only,
+ * or `'children-only'` for a step that writes only through `ctx.children`).
+ *
+ * @example
+ * ```ts
+ * steps: {
+ *   config: { run: applyConfig, preview: 'children-only' },
+ *   dns: { run: upsertRecord, preview: async ({ spec }) => [`UPSERT A ${spec.host}`] },
+ *   audit: sendAudit, // no preview: a dry run reports it "would run; no preview" and does not run it
+ * }
+ * ```
+ */
+export type StepDefinition<Spec> = StepFn<Spec> | { readonly run: StepFn<Spec>; readonly preview?: StepPreview<Spec> };
 
 /** The argument of {@link defineReconciler}. */
 export interface ReconcilerDefinition<P extends ReconcilerPlan, S extends z.ZodType> {
@@ -17,10 +33,10 @@ export interface ReconcilerDefinition<P extends ReconcilerPlan, S extends z.ZodT
   readonly plan: P;
   /** The spec schema; also the CRD's `spec` schema. */
   readonly schema: S;
-  /** An implementation for every step of the plan. */
-  readonly steps: { readonly [K in StepNames<P['steps']>]: StepFn<z.output<S>> };
-  /** An implementation for every cleanup step of the plan. */
-  readonly cleanup?: { readonly [K in StepNames<NonNullable<P['cleanup']>>]: StepFn<z.output<S>> };
+  /** An implementation for every step of the plan, with its preview beside it ({@link StepDefinition}). */
+  readonly steps: { readonly [K in StepNames<P['steps']>]: StepDefinition<z.output<S>> };
+  /** An implementation for every cleanup step of the plan, with its preview beside it. */
+  readonly cleanup?: { readonly [K in StepNames<NonNullable<P['cleanup']>>]: StepDefinition<z.output<S>> };
   /** Extras of the generated CRD, or `false` when the kind is not homeostat's (a core kind). @default {} */
   readonly crd?: CrdOptions | false;
   /** Reconcile only objects matching this label selector. */
@@ -74,10 +90,22 @@ export function defineReconciler<const P extends ReconcilerPlan, S extends z.Zod
   def: ReconcilerDefinition<P, S>,
 ): Reconciler<z.output<S>> {
   const planned = new Set([...def.plan.steps, ...(def.plan.cleanup ?? [])].map((s) => s.name));
-  const impls: Record<string, StepFn<z.output<S>>> = {
-    ...(def.steps as Record<string, StepFn<z.output<S>>>),
-    ...((def.cleanup ?? {}) as Record<string, StepFn<z.output<S>>>),
-  };
+  const impls: Record<string, StepFn<z.output<S>>> = {};
+  const previews: Record<string, StepPreview<z.output<S>>> = {};
+  for (const [name, entry] of Object.entries({
+    ...(def.steps as Record<string, StepDefinition<z.output<S>>>),
+    ...((def.cleanup ?? {}) as Record<string, StepDefinition<z.output<S>>>),
+  })) {
+    if (typeof entry === 'function') impls[name] = entry;
+    else if (typeof entry?.run === 'function') {
+      impls[name] = entry.run;
+      if (entry.preview !== undefined) {
+        if (typeof entry.preview !== 'function' && entry.preview !== 'children-only')
+          throw new Error(`${def.plan.kind}: step ${name}: preview must be a function or 'children-only'`);
+        previews[name] = entry.preview;
+      }
+    } else throw new Error(`${def.plan.kind}: step ${name} must be a function or { run, preview }`);
+  }
   for (const name of Object.keys(impls)) {
     if (!planned.has(name)) throw new Error(`${def.plan.kind}: step ${name} is implemented but not planned`);
   }
@@ -91,6 +119,7 @@ export function defineReconciler<const P extends ReconcilerPlan, S extends z.Zod
     plan: def.plan,
     schema: def.schema as z.ZodType<z.output<S>>,
     steps: impls,
+    ...(Object.keys(previews).length > 0 ? { previews } : {}),
     ...(def.crd !== undefined ? { crd: def.crd } : {}),
     ...(def.labelSelector !== undefined ? { labelSelector: def.labelSelector } : {}),
     ...(def.references !== undefined ? { references: def.references } : {}),

@@ -3,7 +3,7 @@
  * reconcilers and an operator, the error helpers steps throw, durations, and the types a step sees.
  * Only what this module exports is public for authors; everything else may change.
  */
-export { defineReconciler, type ReconcilerDefinition } from './define-reconciler';
+export { defineReconciler, type ReconcilerDefinition, type StepDefinition } from './define-reconciler';
 export { defineOperator, type OperatorDefinition } from './define-operator';
 export { CrdError } from './crd-error';
 export { customResourceDefinition, operatorCrds } from './crd';
@@ -21,6 +21,7 @@ export {
   retryAfter,
   adoptionRefused,
   terminal,
+  writesUnavailableInDryRun,
   type ErrorCode,
   type HomeostatErrorOptions,
 } from '../core/errors';
@@ -39,6 +40,16 @@ export type {
   StepContext,
   StepFn,
   StepOutputs,
+  StepPreview,
+  StepPreviewFn,
   StepResult,
 } from '../core/reconciler';
+export type {
+  ChildDiff,
+  DryRunResult,
+  DryRunStep,
+  DryRunStepOutcome,
+  FieldChange,
+  PlannedChange,
+} from '../core/dry-run';
 export type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from '../core/definitions';

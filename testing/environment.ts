@@ -24,25 +24,11 @@ import {
 } from '../workers/create-worker';
 import { conditionsOf, describeStatus, observedGenerationOf, waitFor, type WaitOptions, type WithStatus } from './wait';
 import { Teardown } from './teardown';
+import { describeRef, keyOf, type ObjectReference, type StoredObject } from './references';
+import { planThrough, type PlannedObject } from './plan';
+import type { DryRunResult } from '../core/dry-run';
 
-/** Names an object: its apiVersion, kind, name and (for a namespaced kind) namespace. A whole object will do. */
-export type ObjectReference = Pick<k8s.KubernetesObject, 'apiVersion' | 'kind'> & {
-  readonly metadata: { readonly name: string; readonly namespace?: string };
-};
-
-/**
- * An object as the API server stored it: the input's fields with the metadata the server sets — its
- * `uid`, its `resourceVersion` and (for kinds with a spec, such as custom resources) the `generation`
- * that {@link TestEnvironment.waitForCondition} waits for homeostat to observe.
- */
-export type StoredObject<T extends k8s.KubernetesObject> = T & {
-  metadata: NonNullable<T['metadata']> & {
-    readonly name: string;
-    readonly uid: string;
-    readonly resourceVersion: string;
-    readonly generation?: number;
-  };
-};
+export type { ObjectReference, StoredObject } from './references';
 
 /** Options of {@link TestEnvironment.waitForCondition}. */
 export interface WaitForConditionOptions {
@@ -163,6 +149,13 @@ export interface TestEnvironment {
   /** Waits until the object no longer exists; fails on timeout with what is still there (finalizers). */
   waitForDeletion(ref: ObjectReference, timeoutMs?: number): Promise<void>;
   /**
+   * A dry run: what a reconcile pass of the object would do, step by step, without side effects — the
+   * same answer as the API's `POST …/plan` and `homeostat diff`. An object with a `spec` is planned as
+   * that manifest (`kubectl diff -f`); a reference without one plans the stored object.
+   * @example `expect((await env.plan({ ...app, spec: { ...app.spec, image: 'web:2' } })).changed).toBe(true)`
+   */
+  plan(object: PlannedObject): Promise<DryRunResult>;
+  /**
    * Starts homeostat's HTTP API for the operator on a free loopback port, with a static token for this
    * environment; stopped by {@link stop}. A second call returns the same API.
    */
@@ -174,12 +167,6 @@ export interface TestEnvironment {
    */
   stop(): Promise<void>;
 }
-
-const describeRef = (ref: ObjectReference): string =>
-  `${ref.kind ?? '?'} ${ref.metadata.namespace ? `${ref.metadata.namespace}/` : ''}${ref.metadata.name}`;
-
-const keyOf = (ref: ObjectReference): string =>
-  `${ref.apiVersion ?? ''}/${ref.kind ?? ''}/${ref.metadata.namespace ?? ''}/${ref.metadata.name}`;
 
 function isNotFound(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 404;
@@ -395,6 +382,7 @@ export async function startTestEnvironment(options: TestEnvironmentOptions): Pro
           },
         );
       },
+      plan: (object) => planThrough(temporal, taskQueue, operator, object),
       startApi() {
         api ??= (async () => {
           const token = randomBytes(24).toString('base64url');

@@ -23,6 +23,15 @@ export {
   type TestEnvironment,
   type TestEnvironmentOptions,
 } from './environment';
+export type { PlannedObject } from './plan';
+export type {
+  ChildDiff,
+  DryRunResult,
+  DryRunStep,
+  DryRunStepOutcome,
+  FieldChange,
+  PlannedChange,
+} from '../core/dry-run';
 export {
   conditionsOf,
   describeStatus,

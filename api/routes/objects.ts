@@ -31,7 +31,7 @@ import {
 import { grpcDeadlineExceeded, temporalStatus } from '../temporal-calls';
 
 /** Why a path of one object is a 404: the kind, the scope, and what `missing` says. */
-const notFound = (missing: string) =>
+export const notFound = (missing: string) =>
   `Here: no reconciler serves the group, version and kind (\`ERR_UNKNOWN_KIND\`); the namespace does not fit the kind’s scope, a namespace for a cluster-scoped kind or \`_\` for a namespaced one (\`ERR_OBJECT_NOT_FOUND\`); ${missing}.`;
 
 function findPlanFor(plans: PlanRegistry, p: ObjectParams): ReconcilerPlan {
@@ -68,10 +68,10 @@ function refOf(plan: ReconcilerPlan, p: ObjectParams): ObjectRef {
  * The plan and reference of the object a request names, and its caller, once authorized for `verb`
  * on the object (problems: 401, unknown kind, wrong scope, 403).
  */
-async function objectAccess(
+export async function objectAccess(
   ctx: RouteContext,
   req: FastifyRequest & { params: ObjectParams },
-  verb: 'reconcile' | 'get',
+  verb: 'reconcile' | 'get' | 'plan',
 ): Promise<{ plan: ReconcilerPlan; ref: ObjectRef; who: Caller }> {
   // Authenticated first (by the server's hook already): kinds and scopes are only told to a known caller.
   const who = await ctx.caller(req);

@@ -129,74 +129,86 @@ export const appReconciler = defineReconciler({
   references: [databaseReference],
   plan: appPlan,
   schema: appSpec,
+  // Every step writes only through ctx.children: a dry run runs them against dry-run children.
   steps: {
-    async config(ctx) {
-      await ctx.children.apply<V1ConfigMap>({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: configMapName(ctx.object.name), labels: labels(ctx) },
-        data: ctx.spec.config,
-      });
-      return { message: `ConfigMap ${configMapName(ctx.object.name)}: ${Object.keys(ctx.spec.config).length} keys` };
+    config: {
+      preview: 'children-only',
+      async run(ctx) {
+        await ctx.children.apply<V1ConfigMap>({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: configMapName(ctx.object.name), labels: labels(ctx) },
+          data: ctx.spec.config,
+        });
+        return { message: `ConfigMap ${configMapName(ctx.object.name)}: ${Object.keys(ctx.spec.config).length} keys` };
+      },
     },
 
-    async deployment(ctx) {
-      const { image, replicas, port, env, config, progressDeadlineSeconds } = ctx.spec;
-      const fromDatabase = await databaseEnv(ctx);
-      const applied = await ctx.children.apply<V1Deployment>({
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: ctx.object.name, labels: labels(ctx) },
-        spec: {
-          replicas,
-          progressDeadlineSeconds,
-          selector: { matchLabels: selector(ctx) },
-          template: {
-            metadata: { labels: labels(ctx), annotations: { 'homeostat.dev/config-hash': configHash(config) } },
-            spec: {
-              containers: [
-                {
-                  name: 'app',
-                  image,
-                  ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
-                  env: [...env.map((e) => ({ name: e.name, value: e.value })), ...fromDatabase],
-                  volumeMounts: [{ name: 'config', mountPath: '/etc/app', readOnly: true }],
-                },
-              ],
-              volumes: [{ name: 'config', configMap: { name: configMapName(ctx.object.name) } }],
+    deployment: {
+      preview: 'children-only',
+      async run(ctx) {
+        const { image, replicas, port, env, config, progressDeadlineSeconds } = ctx.spec;
+        const fromDatabase = await databaseEnv(ctx);
+        const applied = await ctx.children.apply<V1Deployment>({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: ctx.object.name, labels: labels(ctx) },
+          spec: {
+            replicas,
+            progressDeadlineSeconds,
+            selector: { matchLabels: selector(ctx) },
+            template: {
+              metadata: { labels: labels(ctx), annotations: { 'homeostat.dev/config-hash': configHash(config) } },
+              spec: {
+                containers: [
+                  {
+                    name: 'app',
+                    image,
+                    ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+                    env: [...env.map((e) => ({ name: e.name, value: e.value })), ...fromDatabase],
+                    volumeMounts: [{ name: 'config', mountPath: '/etc/app', readOnly: true }],
+                  },
+                ],
+                volumes: [{ name: 'config', configMap: { name: configMapName(ctx.object.name) } }],
+              },
             },
           },
-        },
-      });
-      // A rollout past its deadline stays stuck until the spec changes: report the Deployment's own
-      // reason and message rather than retrying (the bridge re-runs this step when the Deployment changes).
-      const progressing = applied.status?.conditions?.find((c) => c.type === 'Progressing');
-      const current = (applied.status?.observedGeneration ?? 0) >= (applied.metadata?.generation ?? 0);
-      if (current && progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
-        throw terminal(new Error(`Deployment ${ctx.object.name}: ${progressing.reason}: ${progressing.message ?? ''}`));
-      }
-      const rollout = rolloutOf(applied, replicas);
-      const database = fromDatabase.length ? `, ${databaseUrlEnv} from ${ctx.spec.databaseRef?.name}` : '';
-      return {
-        message: `Deployment ${ctx.object.name}: ${replicas} replicas of ${image} (${rollout.ready} ready)${database}`,
-        status: { readyReplicas: rollout.ready },
-        // Until the rollout is complete the App is Reconciling; the Deployment's status changes (its
-        // kind is owned with statusChanges) bring the passes that follow it, so nothing polls.
-        ...(rollout.progress !== undefined ? { progressing: rollout.progress } : {}),
-      };
+        });
+        // A rollout past its deadline stays stuck until the spec changes: report the Deployment's own
+        // reason and message rather than retrying (the bridge re-runs this step when the Deployment changes).
+        const progressing = applied.status?.conditions?.find((c) => c.type === 'Progressing');
+        const current = (applied.status?.observedGeneration ?? 0) >= (applied.metadata?.generation ?? 0);
+        if (current && progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
+          throw terminal(
+            new Error(`Deployment ${ctx.object.name}: ${progressing.reason}: ${progressing.message ?? ''}`),
+          );
+        }
+        const rollout = rolloutOf(applied, replicas);
+        const database = fromDatabase.length ? `, ${databaseUrlEnv} from ${ctx.spec.databaseRef?.name}` : '';
+        return {
+          message: `Deployment ${ctx.object.name}: ${replicas} replicas of ${image} (${rollout.ready} ready)${database}`,
+          status: { readyReplicas: rollout.ready },
+          // Until the rollout is complete the App is Reconciling; the Deployment's status changes (its
+          // kind is owned with statusChanges) bring the passes that follow it, so nothing polls.
+          ...(rollout.progress !== undefined ? { progressing: rollout.progress } : {}),
+        };
+      },
     },
 
-    async service(ctx) {
-      await ctx.children.apply<V1Service>({
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: ctx.object.name, labels: labels(ctx) },
-        spec: {
-          selector: selector(ctx),
-          ports: [{ name: 'http', port: ctx.spec.port, targetPort: 'http', protocol: 'TCP' }],
-        },
-      });
-      return { message: `Service ${ctx.object.name}: port ${ctx.spec.port}` };
+    service: {
+      preview: 'children-only',
+      async run(ctx) {
+        await ctx.children.apply<V1Service>({
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: ctx.object.name, labels: labels(ctx) },
+          spec: {
+            selector: selector(ctx),
+            ports: [{ name: 'http', port: ctx.spec.port, targetPort: 'http', protocol: 'TCP' }],
+          },
+        });
+        return { message: `Service ${ctx.object.name}: port ${ctx.spec.port}` };
+      },
     },
   },
 });

@@ -26,6 +26,8 @@ export interface AdminSessionOptions {
   readonly database?: string;
   /** Check that the server selects the object's namespace (cleanup skips it). @default true */
   readonly checkNamespace?: boolean;
+  /** A read-only session (a dry run's preview: catalog reads only, no DDL can run). @default false */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -44,7 +46,10 @@ export async function withAdmin<T>(
   });
   let db: Client | undefined;
   try {
-    db = await connect(server.address, options.database ? { database: options.database } : {});
+    db = await connect(server.address, {
+      ...(options.database ? { database: options.database } : {}),
+      ...(options.readOnly ? { readOnly: true } : {}),
+    });
     // A role setting a database owner attached to their database (ALTER DATABASE … SET role) is undone.
     await db.query('SET ROLE NONE');
     const facts = await adminFacts(db);

@@ -85,11 +85,20 @@ export interface ConnectOptions {
   readonly login?: { readonly user: string; readonly password: string };
   /** Pin `search_path` to `pg_catalog, pg_temp` at connection start. @default true */
   readonly pinSearchPath?: boolean;
+  /**
+   * A read-only session (`default_transaction_read_only` set at connection start): every statement
+   * that writes — DDL included — fails with `25006`. Dry runs' previews use it. @default false
+   */
+  readonly readOnly?: boolean;
 }
 
 /** The node-postgres configuration of an address. */
 export function clientConfigFor(address: ServerAddress, options: ConnectOptions = {}): ClientConfig {
   const ssl = tlsOptionsFor(address.sslmode, address.ca);
+  const startupOptions = [
+    ...(options.pinSearchPath === false ? [] : ['-c search_path=pg_catalog,pg_temp']),
+    ...(options.readOnly === true ? ['-c default_transaction_read_only=on'] : []),
+  ];
   return {
     host: address.host,
     port: address.port,
@@ -101,7 +110,7 @@ export function clientConfigFor(address: ServerAddress, options: ConnectOptions 
     query_timeout: 30_000,
     // Startup options outrank per-database and per-role settings (ALTER DATABASE/ROLE … SET), which a
     // database owner controls; pg_temp last so a temporary object can never shadow a catalog one.
-    ...(options.pinSearchPath === false ? {} : { options: '-c search_path=pg_catalog,pg_temp' }),
+    ...(startupOptions.length > 0 ? { options: startupOptions.join(' ') } : {}),
   };
 }
 

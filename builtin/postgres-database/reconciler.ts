@@ -44,6 +44,7 @@ import { withAdmin } from './admin-session';
 import { connect, tenantUrl, type ServerAddress } from './connection';
 import { appliedConnectionLimit } from './connection-limits';
 import { ensureDatabase } from './database-step';
+import { previewDatabase, previewDrop, previewExtensions, previewRole } from './previews';
 import { fromPostgresError } from './errors';
 import {
   asOwner,
@@ -145,6 +146,217 @@ async function loginCheck(address: ServerAddress, user: string, password: string
 export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) {
   const systemNamespace = options.systemNamespace ?? defaultSystemNamespace;
 
+  // The steps, each named once beside its preview in the definition below.
+  const impl = {
+    credentials: async (ctx: Ctx) => {
+      const name = connectionSecretName(ctx);
+      const existing = await ctx.children.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name } });
+      if (decode(existing, 'password')) return { message: 'password present' };
+      // 24 random bytes from the operating system's CSPRNG; kept only in this Secret.
+      const password = randomBytes(24).toString('base64url');
+      await ctx.children.apply<V1Secret>({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, labels: { [childLabels.managedBy]: managedByValue } },
+        type: 'Opaque',
+        data: { password: b64(password) },
+      });
+      return { message: 'password generated' };
+    },
+
+    role: async (ctx: Ctx) => {
+      const role = ctx.spec.ownerRole;
+      const uid = ctx.object.uid;
+      return withAdmin(ctx, systemNamespace, `ensure role ${role}`, async ({ db, facts, server, limits }) => {
+        const ident = db.escapeIdentifier(role);
+        // The same limit as the database's, on the role the tenant logs in with: it holds on every
+        // database (template1 and postgres included), and only a CREATEROLE role can change it.
+        const { limit } = appliedConnectionLimit(ctx.spec.connectionLimit, limits, server.name);
+        const rename = renameRefusal('ownerRole', (await readMarkedNames(db, uid)).roles, role);
+        if (rename) throw terminal(new Error(rename));
+        let row = await readRole(db, role);
+        if (!row) {
+          const password = await readPassword(ctx);
+          // One simple-protocol query of several statements is one implicit transaction: a role
+          // without its mark never exists. Unlike BEGIN … COMMIT, it also completes when the worker
+          // dies while the statement waits on a lock, so the role is created exactly once.
+          const statements = [
+            `CREATE ROLE ${ident} LOGIN PASSWORD ${db.escapeLiteral(scramSha256Verifier(password))} ` +
+              `NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT CONNECTION LIMIT ${limit}`,
+            `COMMENT ON ROLE ${ident} IS ${db.escapeLiteral(ownerMark(uid))}`,
+            // A CREATEROLE admin holds ADMIN on the roles it creates but cannot act as them; SET lets it
+            // create the database owned by the role and run the owner's statements (asOwner).
+            ...(facts.superuser ? [] : [`GRANT ${ident} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE`]),
+          ];
+          try {
+            await db.query(statements.join('; '));
+            return { message: `role ${role} created` };
+          } catch (err) {
+            if ((err as { code?: string }).code !== '42710') throw err; // created concurrently: check it
+          }
+          row = await readRole(db, role);
+          if (!row) throw new HomeostatError('ERR_STEP_FAILED', `role ${role} vanished while it was created`);
+        }
+        const refusal = roleRefusal(row, uid);
+        if (refusal) throw adoptionRefused(`PostgreSQL role ${role}`, refusal);
+        const fixed: string[] = [];
+        if (!row.canlogin) {
+          await db.query(`ALTER ROLE ${ident} WITH LOGIN`);
+          fixed.push('LOGIN');
+        }
+        if (row.limit !== limit) {
+          await db.query(`ALTER ROLE ${ident} WITH CONNECTION LIMIT ${limit}`);
+          fixed.push(`connection limit ${row.limit} → ${limit}`);
+        }
+        if (!facts.superuser) {
+          const can = await db.query<{ ok: boolean }>("SELECT pg_catalog.pg_has_role(current_user, $1, 'SET') AS ok", [
+            role,
+          ]);
+          if (!can.rows[0]?.ok) await db.query(`GRANT ${ident} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE`);
+        }
+        // The password goes to the server only when the stored one does not log in (changed by hand).
+        const password = await readPassword(ctx);
+        if ((await loginCheck(server.address, role, password, ctx.spec.databaseName)) === 'wrong') {
+          await db.query(`ALTER ROLE ${ident} WITH PASSWORD ${db.escapeLiteral(scramSha256Verifier(password))}`);
+          fixed.push('password');
+        }
+        if (fixed.length) ctx.log.info({ role, fixed }, 'role drift corrected');
+        return { message: fixed.length ? `role ${role}: corrected ${fixed.join(', ')}` : `role ${role} in line` };
+      });
+    },
+
+    /**
+     * Extensions run their install scripts with the installing role's rights (a superuser's, or the
+     * bootstrap superuser's for trusted extensions) and with `search_path` set to the target schema.
+     * In a database the tenant owns, the tenant can create objects in `public` (and set the database's
+     * `search_path`), so a script resolving a name there would run the tenant's function as a
+     * superuser (the class of CVE-2022-2625 and CVE-2023-39417). So: only extensions on the server's
+     * allow-list; the admin's session pins `search_path` at connection start (above any `ALTER
+     * DATABASE … SET`); each extension goes into the schema `extensions`, created and owned by the
+     * admin, where the tenant has USAGE but not CREATE, so the script's search path holds only
+     * `pg_catalog` and a schema the tenant cannot write to. A schema of that name the admin does not
+     * own (the tenant made it first) is refused.
+     */
+    extensions: async (ctx: Ctx) => {
+      const { extensions, databaseName, ownerRole } = ctx.spec;
+      if (extensions.length === 0) return { message: 'no extensions' };
+      return withAdmin(
+        ctx,
+        systemNamespace,
+        `ensure extensions in ${databaseName}`,
+        async ({ db, facts, server }) => {
+          const refused = extensions.filter((e) => !server.spec.extensions.includes(e));
+          if (refused.length) {
+            throw terminal(
+              new Error(
+                `extensions ${refused.join(', ')} are not allowed by PostgresServer ${server.name}` +
+                  ` (allowed: ${server.spec.extensions.join(', ') || 'none'})`,
+              ),
+            );
+          }
+          const schema = db.escapeIdentifier(extensionSchema);
+          const found = await db.query<{ owner: string }>(
+            'SELECT pg_catalog.pg_get_userbyid(n.nspowner) AS owner FROM pg_catalog.pg_namespace n WHERE n.nspname = $1',
+            [extensionSchema],
+          );
+          const schemaOwner = found.rows[0]?.owner;
+          if (schemaOwner === undefined) {
+            await db.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${db.escapeIdentifier(facts.user)}`);
+            await db.query(`GRANT USAGE ON SCHEMA ${schema} TO ${db.escapeIdentifier(ownerRole)}`);
+            // The owner finds the extensions' types and functions unqualified, as it would in public.
+            await db.query(
+              `ALTER ROLE ${db.escapeIdentifier(ownerRole)} IN DATABASE ${db.escapeIdentifier(databaseName)} ` +
+                `SET search_path = "$user", public, ${schema}`,
+            );
+          } else if (schemaOwner !== facts.user) {
+            throw adoptionRefused(
+              `schema ${extensionSchema} in database ${databaseName}`,
+              `it is owned by ${schemaOwner}, not by the admin: extensions are only created in a schema the tenant cannot write to`,
+            );
+          }
+          const present = new Set(
+            (await db.query<{ extname: string }>('SELECT extname FROM pg_catalog.pg_extension')).rows.map(
+              (r) => r.extname,
+            ),
+          );
+          const created: string[] = [];
+          for (const ext of extensions) {
+            if (present.has(ext)) continue;
+            await db.query(`CREATE EXTENSION IF NOT EXISTS ${db.escapeIdentifier(ext)} SCHEMA ${schema}`);
+            created.push(ext);
+          }
+          return {
+            message: created.length ? `created ${created.join(', ')}` : `extensions ${extensions.join(', ')}`,
+          };
+        },
+        { database: databaseName },
+      );
+    },
+
+    connectionSecret: async (ctx: Ctx) => {
+      const server = await resolveServer(ctx, ctx.spec.serverRef.name, ctx.object.namespace ?? '', systemNamespace);
+      const password = await readPassword(ctx);
+      const { databaseName: database, ownerRole: user } = ctx.spec;
+      const { host, port, sslmode } = server.address;
+      await ctx.children.apply<V1Secret>({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: connectionSecretName(ctx), labels: { [childLabels.managedBy]: managedByValue } },
+        type: 'Opaque',
+        data: {
+          host: b64(host),
+          port: b64(String(port)),
+          database: b64(database),
+          user: b64(user),
+          password: b64(password),
+          sslmode: b64(sslmode),
+          url: b64(tenantUrl(server.address, user, password, database)),
+        },
+      });
+      return { message: `Secret ${connectionSecretName(ctx)} written` };
+    },
+    drop: async (ctx: Ctx) => {
+      if (ctx.spec.deletionPolicy === 'Retain') return { message: 'deletionPolicy Retain: database and role kept' };
+      const { databaseName, ownerRole } = ctx.spec;
+      const uid = ctx.object.uid;
+      const what = `drop database ${databaseName} and role ${ownerRole}`;
+      return withAdmin(ctx, systemNamespace, what, async ({ db, facts }) => {
+        const done: string[] = [];
+        const kept: string[] = [];
+        // Whatever the spec names now, everything homeostat created for this object goes with it.
+        const marked = await readMarkedNames(db, uid);
+        const databases = new Set(marked.databases);
+        const database = await readDatabase(db, databaseName);
+        if (database && !databaseRefusal(database, uid, ownerRole)) databases.add(databaseName);
+        else if (database) kept.push(`database ${databaseName}`);
+        for (const name of databases) {
+          const row = await readDatabase(db, name);
+          if (!row) continue;
+          await asOwner(db, facts, row.owner, () =>
+            db.query(`DROP DATABASE IF EXISTS ${db.escapeIdentifier(name)} WITH (FORCE)`),
+          );
+          done.push(`database ${name}`);
+        }
+        for (const name of new Set([...marked.roles, ownerRole])) {
+          const role = await readRole(db, name);
+          if (role && !roleRefusal(role, uid)) {
+            await db.query(`DROP ROLE IF EXISTS ${db.escapeIdentifier(name)}`);
+            done.push(`role ${name}`);
+          } else if (role) kept.push(`role ${name}`);
+        }
+        return {
+          message:
+            [
+              done.length ? `dropped ${done.join(' and ')}` : '',
+              kept.length ? `kept ${kept.join(' and ')} (not created by homeostat for this object)` : '',
+            ]
+              .filter(Boolean)
+              .join('; ') || 'nothing to drop',
+        };
+      });
+    },
+  };
+
   return defineReconciler({
     crd: postgresDatabaseCrdOptions,
     references: [serverReference],
@@ -157,220 +369,19 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
     ],
     plan: postgresDatabasePlan,
     schema: postgresDatabaseSpec,
+    // Dry runs: the Secret steps write only through ctx.children; the PostgreSQL steps list the
+    // statements they would run, from catalog reads on a read-only session (previews.ts).
     steps: {
-      async credentials(ctx) {
-        const name = connectionSecretName(ctx);
-        const existing = await ctx.children.read<V1Secret>({ apiVersion: 'v1', kind: 'Secret', metadata: { name } });
-        if (decode(existing, 'password')) return { message: 'password present' };
-        // 24 random bytes from the operating system's CSPRNG; kept only in this Secret.
-        const password = randomBytes(24).toString('base64url');
-        await ctx.children.apply<V1Secret>({
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: { name, labels: { [childLabels.managedBy]: managedByValue } },
-          type: 'Opaque',
-          data: { password: b64(password) },
-        });
-        return { message: 'password generated' };
+      credentials: { preview: 'children-only', run: impl.credentials },
+      role: { preview: (ctx) => previewRole(ctx, systemNamespace), run: impl.role },
+      database: {
+        preview: (ctx) => previewDatabase(ctx, systemNamespace),
+        run: (ctx) => ensureDatabase(ctx, systemNamespace),
       },
-
-      async role(ctx) {
-        const role = ctx.spec.ownerRole;
-        const uid = ctx.object.uid;
-        return withAdmin(ctx, systemNamespace, `ensure role ${role}`, async ({ db, facts, server, limits }) => {
-          const ident = db.escapeIdentifier(role);
-          // The same limit as the database's, on the role the tenant logs in with: it holds on every
-          // database (template1 and postgres included), and only a CREATEROLE role can change it.
-          const { limit } = appliedConnectionLimit(ctx.spec.connectionLimit, limits, server.name);
-          const rename = renameRefusal('ownerRole', (await readMarkedNames(db, uid)).roles, role);
-          if (rename) throw terminal(new Error(rename));
-          let row = await readRole(db, role);
-          if (!row) {
-            const password = await readPassword(ctx);
-            // One simple-protocol query of several statements is one implicit transaction: a role
-            // without its mark never exists. Unlike BEGIN … COMMIT, it also completes when the worker
-            // dies while the statement waits on a lock, so the role is created exactly once.
-            const statements = [
-              `CREATE ROLE ${ident} LOGIN PASSWORD ${db.escapeLiteral(scramSha256Verifier(password))} ` +
-                `NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT CONNECTION LIMIT ${limit}`,
-              `COMMENT ON ROLE ${ident} IS ${db.escapeLiteral(ownerMark(uid))}`,
-              // A CREATEROLE admin holds ADMIN on the roles it creates but cannot act as them; SET lets it
-              // create the database owned by the role and run the owner's statements (asOwner).
-              ...(facts.superuser ? [] : [`GRANT ${ident} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE`]),
-            ];
-            try {
-              await db.query(statements.join('; '));
-              return { message: `role ${role} created` };
-            } catch (err) {
-              if ((err as { code?: string }).code !== '42710') throw err; // created concurrently: check it
-            }
-            row = await readRole(db, role);
-            if (!row) throw new HomeostatError('ERR_STEP_FAILED', `role ${role} vanished while it was created`);
-          }
-          const refusal = roleRefusal(row, uid);
-          if (refusal) throw adoptionRefused(`PostgreSQL role ${role}`, refusal);
-          const fixed: string[] = [];
-          if (!row.canlogin) {
-            await db.query(`ALTER ROLE ${ident} WITH LOGIN`);
-            fixed.push('LOGIN');
-          }
-          if (row.limit !== limit) {
-            await db.query(`ALTER ROLE ${ident} WITH CONNECTION LIMIT ${limit}`);
-            fixed.push(`connection limit ${row.limit} → ${limit}`);
-          }
-          if (!facts.superuser) {
-            const can = await db.query<{ ok: boolean }>(
-              "SELECT pg_catalog.pg_has_role(current_user, $1, 'SET') AS ok",
-              [role],
-            );
-            if (!can.rows[0]?.ok) await db.query(`GRANT ${ident} TO CURRENT_USER WITH INHERIT FALSE, SET TRUE`);
-          }
-          // The password goes to the server only when the stored one does not log in (changed by hand).
-          const password = await readPassword(ctx);
-          if ((await loginCheck(server.address, role, password, ctx.spec.databaseName)) === 'wrong') {
-            await db.query(`ALTER ROLE ${ident} WITH PASSWORD ${db.escapeLiteral(scramSha256Verifier(password))}`);
-            fixed.push('password');
-          }
-          if (fixed.length) ctx.log.info({ role, fixed }, 'role drift corrected');
-          return { message: fixed.length ? `role ${role}: corrected ${fixed.join(', ')}` : `role ${role} in line` };
-        });
-      },
-
-      database: (ctx) => ensureDatabase(ctx, systemNamespace),
-
-      /**
-       * Extensions run their install scripts with the installing role's rights (a superuser's, or the
-       * bootstrap superuser's for trusted extensions) and with `search_path` set to the target schema.
-       * In a database the tenant owns, the tenant can create objects in `public` (and set the database's
-       * `search_path`), so a script resolving a name there would run the tenant's function as a
-       * superuser (the class of CVE-2022-2625 and CVE-2023-39417). So: only extensions on the server's
-       * allow-list; the admin's session pins `search_path` at connection start (above any `ALTER
-       * DATABASE … SET`); each extension goes into the schema `extensions`, created and owned by the
-       * admin, where the tenant has USAGE but not CREATE, so the script's search path holds only
-       * `pg_catalog` and a schema the tenant cannot write to. A schema of that name the admin does not
-       * own (the tenant made it first) is refused.
-       */
-      async extensions(ctx) {
-        const { extensions, databaseName, ownerRole } = ctx.spec;
-        if (extensions.length === 0) return { message: 'no extensions' };
-        return withAdmin(
-          ctx,
-          systemNamespace,
-          `ensure extensions in ${databaseName}`,
-          async ({ db, facts, server }) => {
-            const refused = extensions.filter((e) => !server.spec.extensions.includes(e));
-            if (refused.length) {
-              throw terminal(
-                new Error(
-                  `extensions ${refused.join(', ')} are not allowed by PostgresServer ${server.name}` +
-                    ` (allowed: ${server.spec.extensions.join(', ') || 'none'})`,
-                ),
-              );
-            }
-            const schema = db.escapeIdentifier(extensionSchema);
-            const found = await db.query<{ owner: string }>(
-              'SELECT pg_catalog.pg_get_userbyid(n.nspowner) AS owner FROM pg_catalog.pg_namespace n WHERE n.nspname = $1',
-              [extensionSchema],
-            );
-            const schemaOwner = found.rows[0]?.owner;
-            if (schemaOwner === undefined) {
-              await db.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${db.escapeIdentifier(facts.user)}`);
-              await db.query(`GRANT USAGE ON SCHEMA ${schema} TO ${db.escapeIdentifier(ownerRole)}`);
-              // The owner finds the extensions' types and functions unqualified, as it would in public.
-              await db.query(
-                `ALTER ROLE ${db.escapeIdentifier(ownerRole)} IN DATABASE ${db.escapeIdentifier(databaseName)} ` +
-                  `SET search_path = "$user", public, ${schema}`,
-              );
-            } else if (schemaOwner !== facts.user) {
-              throw adoptionRefused(
-                `schema ${extensionSchema} in database ${databaseName}`,
-                `it is owned by ${schemaOwner}, not by the admin: extensions are only created in a schema the tenant cannot write to`,
-              );
-            }
-            const present = new Set(
-              (await db.query<{ extname: string }>('SELECT extname FROM pg_catalog.pg_extension')).rows.map(
-                (r) => r.extname,
-              ),
-            );
-            const created: string[] = [];
-            for (const ext of extensions) {
-              if (present.has(ext)) continue;
-              await db.query(`CREATE EXTENSION IF NOT EXISTS ${db.escapeIdentifier(ext)} SCHEMA ${schema}`);
-              created.push(ext);
-            }
-            return {
-              message: created.length ? `created ${created.join(', ')}` : `extensions ${extensions.join(', ')}`,
-            };
-          },
-          { database: databaseName },
-        );
-      },
-
-      async 'connection-secret'(ctx) {
-        const server = await resolveServer(ctx, ctx.spec.serverRef.name, ctx.object.namespace ?? '', systemNamespace);
-        const password = await readPassword(ctx);
-        const { databaseName: database, ownerRole: user } = ctx.spec;
-        const { host, port, sslmode } = server.address;
-        await ctx.children.apply<V1Secret>({
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: { name: connectionSecretName(ctx), labels: { [childLabels.managedBy]: managedByValue } },
-          type: 'Opaque',
-          data: {
-            host: b64(host),
-            port: b64(String(port)),
-            database: b64(database),
-            user: b64(user),
-            password: b64(password),
-            sslmode: b64(sslmode),
-            url: b64(tenantUrl(server.address, user, password, database)),
-          },
-        });
-        return { message: `Secret ${connectionSecretName(ctx)} written` };
-      },
+      extensions: { preview: (ctx) => previewExtensions(ctx, systemNamespace, extensionSchema), run: impl.extensions },
+      'connection-secret': { preview: 'children-only', run: impl.connectionSecret },
     },
-    cleanup: {
-      async drop(ctx) {
-        if (ctx.spec.deletionPolicy === 'Retain') return { message: 'deletionPolicy Retain: database and role kept' };
-        const { databaseName, ownerRole } = ctx.spec;
-        const uid = ctx.object.uid;
-        const what = `drop database ${databaseName} and role ${ownerRole}`;
-        return withAdmin(ctx, systemNamespace, what, async ({ db, facts }) => {
-          const done: string[] = [];
-          const kept: string[] = [];
-          // Whatever the spec names now, everything homeostat created for this object goes with it.
-          const marked = await readMarkedNames(db, uid);
-          const databases = new Set(marked.databases);
-          const database = await readDatabase(db, databaseName);
-          if (database && !databaseRefusal(database, uid, ownerRole)) databases.add(databaseName);
-          else if (database) kept.push(`database ${databaseName}`);
-          for (const name of databases) {
-            const row = await readDatabase(db, name);
-            if (!row) continue;
-            await asOwner(db, facts, row.owner, () =>
-              db.query(`DROP DATABASE IF EXISTS ${db.escapeIdentifier(name)} WITH (FORCE)`),
-            );
-            done.push(`database ${name}`);
-          }
-          for (const name of new Set([...marked.roles, ownerRole])) {
-            const role = await readRole(db, name);
-            if (role && !roleRefusal(role, uid)) {
-              await db.query(`DROP ROLE IF EXISTS ${db.escapeIdentifier(name)}`);
-              done.push(`role ${name}`);
-            } else if (role) kept.push(`role ${name}`);
-          }
-          return {
-            message:
-              [
-                done.length ? `dropped ${done.join(' and ')}` : '',
-                kept.length ? `kept ${kept.join(' and ')} (not created by homeostat for this object)` : '',
-              ]
-                .filter(Boolean)
-                .join('; ') || 'nothing to drop',
-          };
-        });
-      },
-    },
+    cleanup: { drop: { preview: (ctx) => previewDrop(ctx, systemNamespace), run: impl.drop } },
   });
 }
 

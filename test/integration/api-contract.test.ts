@@ -93,7 +93,7 @@ describe('API contract', () => {
           {
             apiGroups: ['homeostat.dev'],
             resources: ['apps', 'postgresdatabases'],
-            verbs: ['get', 'list', 'reconcile'],
+            verbs: ['get', 'list', 'reconcile', 'plan', 'create', 'patch'],
           },
         ],
       },
@@ -268,6 +268,14 @@ describe('API contract', () => {
         'include-method = "GET"',
         '[operations.checks.positive_data_acceptance]',
         'expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429"]',
+        // Likewise a planned manifest: it must name the object of the path and be valid for the kind's
+        // CRD and the reconciler's schema — rules the document states in words (422 ERR_INVALID_MANIFEST),
+        // as the Kubernetes API server answers an invalid object.
+        '[[operations]]',
+        'include-path = "/v1/objects/{group}/{version}/{kind}/{namespace}/{name}/plan"',
+        'include-method = "POST"',
+        '[operations.checks.positive_data_acceptance]',
+        'expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]',
       ].join('\n'),
     );
     const args = [

@@ -23,6 +23,7 @@ const root = join(__dirname, '../..');
 interface AuditEvent {
   user: { username: string };
   verb: string;
+  requestURI?: string;
   objectRef?: { apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestObject?: { spec?: { user?: string; extra?: Record<string, string[]> } };
@@ -212,7 +213,13 @@ describe('deploy/rbac: every granted verb is used, every request is granted', ()
       namespace: ns,
       body: {
         metadata: { name: 'caller' },
-        rules: [{ apiGroups: [group], resources: ['apps', 'postgresdatabases'], verbs: ['reconcile', 'get'] }],
+        rules: [
+          {
+            apiGroups: [group],
+            resources: ['apps', 'postgresdatabases'],
+            verbs: ['reconcile', 'get', 'plan', 'create'],
+          },
+        ],
       },
     });
     await rbac.createNamespacedRoleBinding({
@@ -240,6 +247,28 @@ describe('deploy/rbac: every granted verb is used, every request is granted', ()
         headers: { authorization: `Bearer ${callerToken}` },
       });
       expect({ plural, status: res.statusCode }).toEqual({ plural, status: 200 });
+    }
+    // A dry run of a manifest not applied yet: the worker validates it by a server-side apply with
+    // dryRun=All (its `create` on the kind) and dry-runs the children (nothing is written).
+    for (const [kind, name, spec] of [
+      ['App', 'ledger-next', { image: 'registry.spr.com/ledger:v2', replicas: 1 }],
+      [
+        'PostgresDatabase',
+        'ledger-next',
+        { serverRef: { name: server }, databaseName: `next_${suffix}`, ownerRole: `next_${suffix}` },
+      ],
+    ] as const) {
+      const res = await api.inject({
+        method: 'POST',
+        url: `/v1/objects/${group}/${version}/${kind}/${ns}/${name}/plan`,
+        headers: { authorization: `Bearer ${callerToken}` },
+        payload: { apiVersion: `${group}/${version}`, kind, metadata: { name, namespace: ns }, spec },
+      });
+      expect({ kind, status: res.statusCode, body: res.statusCode === 200 ? '' : res.body }).toEqual({
+        kind,
+        status: 200,
+        body: '',
+      });
     }
 
     // Deleted: finalizers run, the database and its Secret go (deletionPolicy Delete), the app's children go.
@@ -280,6 +309,14 @@ describe('deploy/rbac: every granted verb is used, every request is granted', ()
       const k = key(e.verb, e.objectRef.apiGroup ?? '', resource);
       if (!used.has(e.user.username)) used.set(e.user.username, new Set());
       used.get(e.user.username)!.add(k);
+      // A server-side apply of an object that does not exist yet is authorized as a `create` too (no
+      // audit event of its own): the dry run's validation of a new manifest (`dryRun=All`, its own field manager).
+      if (
+        e.verb === 'patch' &&
+        /[?&]dryRun=All/.test(e.requestURI ?? '') &&
+        /fieldManager=homeostat-plan/.test(e.requestURI ?? '')
+      )
+        used.get(e.user.username)!.add(key('create', e.objectRef.apiGroup ?? '', resource));
       if (e.responseStatus?.code === 403)
         refused.push(`${e.user.username}: ${k} ${e.objectRef.namespace ?? ''}/${e.objectRef.name ?? ''}`);
     }

@@ -31,6 +31,7 @@ describe('configuration parsing', () => {
   it('given only a certificate, the API gets its documented defaults', () => {
     expect(parseEnv('api', apiEnvSchema, { ...home, ...tls }).config).toEqual({
       HOMEOSTAT_TASK_QUEUE: 'homeostat',
+      HOMEOSTAT_FAIRNESS: 'namespace',
       HOMEOSTAT_FAIRNESS_WEIGHTS: {},
       HOMEOSTAT_API_PORT: 8080,
       HOMEOSTAT_API_HOST: '0.0.0.0',

@@ -42,6 +42,9 @@ describe('error classification', () => {
       ERR_DISCOVERY: ['DiscoveryFailed', false],
       ERR_SPEC_CHANGED: ['SpecChanged', false],
       ERR_CARRIED_STATE: ['CarriedStateUnreadable', false],
+      ERR_WRITES_UNAVAILABLE_IN_DRY_RUN: ['WritesUnavailableInDryRun', false],
+      ERR_PLAN_OBJECT_NOT_FOUND: ['PlanObjectNotFound', false],
+      ERR_INVALID_MANIFEST: ['InvalidManifest', false],
     };
     for (const [code, [type, retryable]] of Object.entries(table)) {
       const f = toApplicationFailure(new HomeostatError(code as ErrorCode, 'm'));
