@@ -556,6 +556,7 @@ describe('HTTP API', () => {
       '/v1/kinds',
       '/v1/objects',
       '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}',
+      '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}/plan',
       '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}/reconcile',
     ]);
   });
