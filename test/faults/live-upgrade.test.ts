@@ -277,7 +277,9 @@ describe('a live operator upgrade and its rollback under load (own stack)', () =
   it('given v1 promoted back with wake, every object returns to v1 at once with the same counts', async () => {
     await startWorker('v1', 4);
     await promote(env.temporal, target, builds.v1, { gate: checkOn(env.taskQueue) });
-    const woken = await wake(env.temporal, target, { ratePerSecond: 100 });
+    // The wake first waits until the new routing has reached every task queue: on a loaded machine the
+    // server took over a minute once (the library's default wait), so the test gives it five.
+    const woken = await wake(env.temporal, target, { ratePerSecond: 100, routingTimeoutMs: 300_000 });
     const movedMs = await waitAllOn('v1');
     const counts = await countHistories();
     process.stdout.write(
