@@ -120,6 +120,24 @@ function checkTarget(target: RolloutTarget, buildId?: string): void {
   if (buildId !== undefined) assertBuildId(buildId);
 }
 
+/** Clears the deployment's ramp (no version Ramping any more), with `d`'s conflict token and one retry. */
+async function clearRamp(
+  client: Client,
+  target: RolloutTarget,
+  d: DeploymentDescription,
+  identity: string,
+): Promise<void> {
+  await withConflictRetry(client, target, d, (now) =>
+    client.workflowService.setWorkerDeploymentRampingVersion({
+      ...target,
+      buildId: '',
+      percentage: 0,
+      conflictToken: now.conflictToken,
+      identity,
+    }),
+  );
+}
+
 /** Throws `ERR_ROLLOUT_INPUT` unless `percent` is a ramp percentage: 0 (clears the ramp) up to, not including, 100. */
 export function assertRampPercent(percent: number): void {
   if (!Number.isFinite(percent) || percent < 0 || percent >= 100) {
@@ -148,15 +166,7 @@ export async function ramp(
   const previous = d.currentBuildId !== undefined ? { previousCurrentBuildId: d.currentBuildId } : {};
   if (percent === 0) {
     if (!d.ramping) return { changed: false, ...current(d), ...previous };
-    await withConflictRetry(client, target, d, (now) =>
-      client.workflowService.setWorkerDeploymentRampingVersion({
-        ...target,
-        buildId: '',
-        percentage: 0,
-        conflictToken: now.conflictToken,
-        identity,
-      }),
-    );
+    await clearRamp(client, target, d, identity);
     return { changed: true, ...current(d), ...previous };
   }
   const build = buildId ?? candidateBuildId(d);
@@ -227,17 +237,7 @@ async function makeCurrent(
   }
   // Promoting the Ramping version clears its ramp; a ramp of another version stays unless cleared here.
   const after = await describeDeployment(client, target);
-  if (after.ramping) {
-    await withConflictRetry(client, target, after, (now) =>
-      client.workflowService.setWorkerDeploymentRampingVersion({
-        ...target,
-        buildId: '',
-        percentage: 0,
-        conflictToken: now.conflictToken,
-        identity,
-      }),
-    );
-  }
+  if (after.ramping) await clearRamp(client, target, after, identity);
   return { changed: true, currentBuildId: build, ...previous, ...(checked !== undefined ? { checked } : {}) };
 }
 
