@@ -1,6 +1,6 @@
 /**
  * One benchmark run: on a given stack (or one it starts and stops), bundles and starts the workers,
- * installs the `BenchObject` CRD, runs the seven scenarios (the at-rest one beside the others), and
+ * installs the `BenchObject` CRD, runs the eight scenarios (the at-rest one beside the others), or the ones asked for, and
  * writes the results.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,7 +12,7 @@ import pino from 'pino';
 import { type Stack, startStack } from '../devstack';
 import { describeEnvironment } from './machine';
 import { installBenchCrd, kubeFrom } from './objects';
-import { type BenchResult, writeResults } from './report';
+import { type BenchResult, type ScenarioName, writeResults } from './report';
 import { startAtRest } from './scenarios/at-rest';
 import { burstScenario } from './scenarios/burst';
 import { costScenario } from './scenarios/cost';
@@ -20,6 +20,7 @@ import { latencyScenario } from './scenarios/latency';
 import { memoryScenario } from './scenarios/memory';
 import { noisyNeighbourScenario } from './scenarios/noisy-neighbour';
 import { stormScenario } from './scenarios/storm';
+import { upgradeScenario } from './scenarios/upgrade';
 import { type SizeName, sizes } from './sizes';
 import { type BenchContext, connectClient, startWorkers, type WorkerPlacement } from './systems';
 
@@ -45,6 +46,11 @@ export interface RunBenchOptions {
    * @default 'processes'
    */
   readonly workers?: WorkerPlacement;
+  /**
+   * Run only these scenarios (e.g. `['upgrade']` at full size, which takes minutes instead of the whole
+   * run's hour); the results files are then named after them. @default every scenario
+   */
+  readonly only?: readonly ScenarioName[];
 }
 
 /** What {@link runBench} returns: the result and the files it wrote. */
@@ -120,27 +126,37 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
     progress(
       `size ${size}, workers ${workers === 'processes' ? 'in processes of their own' : 'in process'}: ${JSON.stringify(parameters)}`,
     );
+    const wanted = (name: ScenarioName): boolean => !options.only || options.only.includes(name);
     // The at-rest objects idle on a worker of their own while the other scenarios run.
-    const rest = await startAtRest(ctx, parameters.atRest);
-    cleanup.unshift(() => rest.stop());
-    const latency = await latencyScenario(ctx, parameters.latencyObjects);
-    const burst = await burstScenario(ctx, parameters.burstObjects);
-    const storm = await stormScenario(ctx, parameters.stormUpdates);
-    const memory = await memoryScenario(ctx, parameters.memoryObjects, parameters.memoryWorkflows);
-    const cost = await costScenario(ctx, parameters.costPasses);
-    const noisyNeighbour = await noisyNeighbourScenario(
-      ctx,
-      parameters.noisyFloodObjects,
-      parameters.noisyQuietChanges,
-    );
-    const atRest = await rest.finish();
+    const rest = wanted('atRest') ? await startAtRest(ctx, parameters.atRest) : undefined;
+    if (rest) cleanup.unshift(() => rest.stop());
+    const scenarios: BenchResult['scenarios'] = {};
+    if (wanted('latency')) scenarios.latency = await latencyScenario(ctx, parameters.latencyObjects);
+    if (wanted('burst')) scenarios.burst = await burstScenario(ctx, parameters.burstObjects);
+    if (wanted('storm')) scenarios.storm = await stormScenario(ctx, parameters.stormUpdates);
+    if (wanted('memory')) {
+      scenarios.memory = await memoryScenario(ctx, parameters.memoryObjects, parameters.memoryWorkflows);
+    }
+    if (wanted('cost')) scenarios.cost = await costScenario(ctx, parameters.costPasses);
+    if (wanted('noisyNeighbour')) {
+      scenarios.noisyNeighbour = await noisyNeighbourScenario(
+        ctx,
+        parameters.noisyFloodObjects,
+        parameters.noisyQuietChanges,
+      );
+    }
+    if (wanted('upgrade')) {
+      scenarios.upgrade = await upgradeScenario(ctx, parameters.upgradeObjects, parameters.upgradeDriftInterval);
+    }
+    if (rest) scenarios.atRest = await rest.finish();
     const result: BenchResult = {
       size,
       parameters,
       workers,
       environment,
       durationSeconds: Math.round((performance.now() - t0) / 1000),
-      scenarios: { latency, burst, storm, memory, cost, atRest, noisyNeighbour },
+      scenarios,
+      ...(options.only ? { only: options.only } : {}),
     };
     const files = writeResults(result, options.resultsDir ?? join(__dirname, 'results'));
     return { result, files };

@@ -76,22 +76,24 @@ export interface BenchObjectBody {
   kind: string;
   metadata: k8s.V1ObjectMeta;
   spec?: { round?: number; payload?: string };
-  status?: { observedGeneration?: number; phase?: string };
+  status?: { observedGeneration?: number; phase?: string; conditions?: { type: string; status: string }[] };
 }
 
-/** Creates a `BenchObject`. */
+/** Creates a `BenchObject` (with `annotations`, when given). */
 export async function createObject(
   kube: Kube,
   namespace: string,
   name: string,
   spec: { round?: number; payload?: string } = {},
+  annotations?: Record<string, string>,
 ): Promise<BenchObjectBody> {
+  const metadata = annotations ? { name, annotations } : { name };
   return (await kube.custom.createNamespacedCustomObject({
     group: benchPlan.group,
     version: benchPlan.version,
     plural: benchPlan.plural,
     namespace,
-    body: { apiVersion: `${benchPlan.group}/${benchPlan.version}`, kind: benchPlan.kind, metadata: { name }, spec },
+    body: { apiVersion: `${benchPlan.group}/${benchPlan.version}`, kind: benchPlan.kind, metadata, spec },
   })) as BenchObjectBody;
 }
 
@@ -129,8 +131,24 @@ export async function forEachLimited(n: number, concurrency: number, fn: (i: num
 
 interface Waiter {
   readonly name: string;
+  /** Whether the object's newest Ready state is what the waiter waits for. */
+  readonly wants: (seen: Seen) => boolean;
+  readonly resolve: (seen: Seen) => void;
+}
+
+/** What a watch saw last of a Ready object: its generation and its true conditions, and when. */
+interface Seen {
   readonly generation: number;
-  readonly resolve: (at: number) => void;
+  /** When it was first seen Ready at this generation. */
+  readonly readyAt: number;
+  /** When it was seen in this state (these conditions). */
+  readonly at: number;
+  readonly conditions: ReadonlySet<string>;
+}
+
+/** Whether two sets hold the same members. */
+function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  return a.size === b.size && [...a].every((x) => b.has(x));
 }
 
 /**
@@ -139,7 +157,7 @@ interface Waiter {
  * watch event arrived. Restarts the watch from the last resourceVersion if the server closes it.
  */
 export class ReadyWatch {
-  private readonly observed = new Map<string, { generation: number; at: number }>();
+  private readonly observed = new Map<string, Seen>();
   private readonly waiters = new Set<Waiter>();
   private abort: AbortController | undefined;
   private resourceVersion = '';
@@ -188,13 +206,19 @@ export class ReadyWatch {
     const name = obj.metadata?.name;
     if (!name || obj.status?.phase !== 'Ready') return;
     const gen = obj.status.observedGeneration ?? 0;
-    if ((this.observed.get(name)?.generation ?? -1) >= gen) return;
+    const conditions = new Set((obj.status.conditions ?? []).filter((c) => c.status === 'True').map((c) => c.type));
+    const before = this.observed.get(name);
+    if (before && (before.generation > gen || (before.generation === gen && sameSet(before.conditions, conditions)))) {
+      return;
+    }
     const now = performance.now();
-    this.observed.set(name, { generation: gen, at: now });
+    const readyAt = before?.generation === gen ? before.readyAt : now;
+    const seen: Seen = { generation: gen, readyAt, at: now, conditions };
+    this.observed.set(name, seen);
     for (const w of this.waiters) {
-      if (w.name === name && gen >= w.generation) {
+      if (w.name === name && w.wants(seen)) {
         this.waiters.delete(w);
-        w.resolve(now);
+        w.resolve(seen);
       }
     }
   }
@@ -209,20 +233,33 @@ export class ReadyWatch {
    * later); rejects after `timeoutMs`.
    */
   waitReady(name: string, generation: number, timeoutMs = 120_000): Promise<number> {
+    const ready = this.waitFor(name, (seen) => seen.generation >= generation, `at generation ${generation}`, timeoutMs);
+    return ready.then((seen) => seen.readyAt);
+  }
+
+  /**
+   * Resolves with the `performance.now()` time the object was first seen Ready with the condition
+   * `type` true (a step's `<Step>Ready`: the plan its last pass ran); rejects after `timeoutMs`.
+   */
+  waitCondition(name: string, type: string, timeoutMs = 120_000): Promise<number> {
+    return this.waitFor(name, (seen) => seen.conditions.has(type), `with ${type}`, timeoutMs).then((seen) => seen.at);
+  }
+
+  private waitFor(name: string, wants: (seen: Seen) => boolean, what: string, timeoutMs: number): Promise<Seen> {
     const seen = this.observed.get(name);
-    if (seen && seen.generation >= generation) return Promise.resolve(seen.at);
-    return new Promise<number>((resolve, reject) => {
+    if (seen && wants(seen)) return Promise.resolve(seen);
+    return new Promise<Seen>((resolve, reject) => {
       const waiter: Waiter = {
         name,
-        generation,
-        resolve: (at) => {
+        wants,
+        resolve: (s) => {
           clearTimeout(timer);
-          resolve(at);
+          resolve(s);
         },
       };
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
-        reject(new Error(`${this.namespace}/${name} not Ready at generation ${generation} after ${timeoutMs} ms`));
+        reject(new Error(`${this.namespace}/${name} not Ready ${what} after ${timeoutMs} ms`));
       }, timeoutMs);
       this.waiters.add(waiter);
     });

@@ -9,6 +9,7 @@ import type { LatencyResult } from './scenarios/latency';
 import type { MemoryResult } from './scenarios/memory';
 import type { NoisyNeighbourResult } from './scenarios/noisy-neighbour';
 import type { StormResult } from './scenarios/storm';
+import type { UpgradeResult } from './scenarios/upgrade';
 import type { BenchSize, SizeName } from './sizes';
 import { ratio, round } from './stats';
 import type { SystemName, WorkerPlacement } from './systems';
@@ -22,17 +23,37 @@ export interface BenchResult {
   readonly environment: Environment;
   /** Wall-clock time of the scenarios (stack start and bundling not included). */
   readonly durationSeconds: number;
+  /** The scenarios run: all of them, unless the run asked for some ({@link BenchResult.only}). */
   readonly scenarios: {
-    readonly latency: LatencyResult;
-    readonly burst: BurstResult;
-    readonly storm: StormResult;
-    readonly memory: MemoryResult;
-    readonly cost: CostResult;
-    readonly atRest: AtRestResult;
+    latency?: LatencyResult;
+    burst?: BurstResult;
+    storm?: StormResult;
+    memory?: MemoryResult;
+    cost?: CostResult;
+    atRest?: AtRestResult;
     /** Scenario 7 (results before it existed have none). */
-    readonly noisyNeighbour?: NoisyNeighbourResult;
+    noisyNeighbour?: NoisyNeighbourResult;
+    /** Scenario 8 (results before it existed have none). */
+    upgrade?: UpgradeResult;
   };
+  /** The scenarios a partial run asked for (`npm run bench -- --only upgrade`). */
+  readonly only?: readonly ScenarioName[];
 }
+
+/** A scenario's name in {@link BenchResult.scenarios} (and for `--only`). */
+export type ScenarioName = keyof BenchResult['scenarios'];
+
+/** Every scenario's name, in the order they are reported. */
+export const scenarioNames: readonly ScenarioName[] = [
+  'latency',
+  'burst',
+  'storm',
+  'memory',
+  'cost',
+  'atRest',
+  'noisyNeighbour',
+  'upgrade',
+];
 
 const fmt = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '—' : String(x));
 const times = (a: number | undefined, b: number | undefined): string =>
@@ -50,76 +71,98 @@ export function markdown(result: BenchResult): string {
   /** A row with a figure of every system, from a per-system record. */
   const every = (scenario: string, metric: string, of: (system: SystemName) => number): void =>
     row(scenario, metric, of('homeostat'), of('rawTemporal'), of('controller'), of('homeostatRegular'));
-  const L = latency.systems;
-  every(`1. Latency (${latency.objects} objects, one at a time)`, 'create → Ready, median (ms)', (s) => L[s].medianMs);
-  every('', 'create → Ready, p99 (ms)', (s) => L[s].p99Ms);
-  const B = burst.systems;
-  every(`2. Burst (${burst.objects} objects at once)`, 'all Ready (s)', (s) => round(B[s].totalMs / 1000, 2));
-  every('', 'objects/s (higher is better)', (s) => B[s].objectsPerSecond);
-  every('', 'per object create → Ready, median (ms)', (s) => B[s].latency.medianMs);
-  every('', 'per object create → Ready, p99 (ms)', (s) => B[s].latency.p99Ms);
-  const S = storm.systems;
-  row(
-    `3. Storm (${storm.updates} spec updates, one object)`,
-    'signals sent',
-    S.homeostat?.signalsSent,
-    undefined,
-    undefined,
-  );
-  row('', 'passes run', S.homeostat?.passes, undefined, S.controller?.passes);
-  row('', 'last update → observedGeneration (ms)', S.homeostat?.convergeMs, undefined, S.controller?.convergeMs);
-  row(
-    `4. Memory (${memory.objects} objects)`,
-    'cache holder RSS (MiB): bridge vs bare informer',
-    memory.bridge.rssMiB,
-    undefined,
-    memory.informer.rssMiB,
-  );
-  row('', 'RSS before listing, modules loaded (MiB)', memory.bridge.idleRssMiB, undefined, memory.informer.idleRssMiB);
-  row('', 'RSS per cached object (bytes)', memory.bridge.bytesPerObject, undefined, memory.informer.bytesPerObject);
-  row(
-    '',
-    'JS heap per cached object (bytes)',
-    memory.bridge.heapBytesPerObject,
-    undefined,
-    memory.informer.heapBytesPerObject,
-  );
-  row(
-    '',
-    `worker RSS per cached workflow (KiB, ${memory.worker.cachedAfter - memory.worker.cachedBefore} workflows)`,
-    memory.worker.kibPerWorkflow,
-  );
-  const C = (of: (f: CostResult['homeostat']) => number): [number, number, undefined, number] => [
-    of(cost.homeostat),
-    of(cost.rawTemporal),
-    undefined,
-    of(cost.homeostatRegular),
-  ];
-  row(
-    `5. Cost (${cost.steps} steps, ${cost.passes} steady passes)`,
-    `history events per pass (regular activities: minimum ${cost.minimum.eventsPerPass})`,
-    ...C((f) => f.eventsPerPass),
-  );
-  row(
-    '',
-    `actions per pass (regular activities: minimum ${cost.minimum.actionsPerPass})`,
-    ...C((f) => f.actionsPerPass),
-  );
-  row(
-    '',
-    `USD per million reconciles (regular activities: minimum ${cost.minimum.usdPerMillionReconciles})`,
-    ...C((f) => f.usdPerMillionReconciles),
-  );
-  row('', 'create → Ready and settled: history events', ...C((f) => f.firstPasses.events));
-  row('', 'create → Ready and settled: actions', ...C((f) => f.firstPasses.actions));
-  atRest.objects.forEach((o, i) => {
-    const what = `${o.kind}, drift check every ${o.interval}${o.isDefault ? ' (default)' : ''}`;
-    row(
-      i === 0 ? '6. At rest (built-ins, idle, measured histories)' : '',
-      `${what}: USD per object-month (${o.actions} actions in ${o.checks} checks over ${o.idleSeconds} s)`,
-      o.usdPerObjectMonth,
+  if (latency) {
+    const L = latency.systems;
+    every(
+      `1. Latency (${latency.objects} objects, one at a time)`,
+      'create → Ready, median (ms)',
+      (s) => L[s].medianMs,
     );
-  });
+    every('', 'create → Ready, p99 (ms)', (s) => L[s].p99Ms);
+  }
+  if (burst) {
+    const B = burst.systems;
+    every(`2. Burst (${burst.objects} objects at once)`, 'all Ready (s)', (s) => round(B[s].totalMs / 1000, 2));
+    every('', 'objects/s (higher is better)', (s) => B[s].objectsPerSecond);
+    every('', 'per object create → Ready, median (ms)', (s) => B[s].latency.medianMs);
+    every('', 'per object create → Ready, p99 (ms)', (s) => B[s].latency.p99Ms);
+  }
+  if (storm) {
+    const S = storm.systems;
+    row(
+      `3. Storm (${storm.updates} spec updates, one object)`,
+      'signals sent',
+      S.homeostat?.signalsSent,
+      undefined,
+      undefined,
+    );
+    row('', 'passes run', S.homeostat?.passes, undefined, S.controller?.passes);
+    row('', 'last update → observedGeneration (ms)', S.homeostat?.convergeMs, undefined, S.controller?.convergeMs);
+  }
+  if (memory) {
+    row(
+      `4. Memory (${memory.objects} objects)`,
+      'cache holder RSS (MiB): bridge vs bare informer',
+      memory.bridge.rssMiB,
+      undefined,
+      memory.informer.rssMiB,
+    );
+    row(
+      '',
+      'RSS before listing, modules loaded (MiB)',
+      memory.bridge.idleRssMiB,
+      undefined,
+      memory.informer.idleRssMiB,
+    );
+    row('', 'RSS per cached object (bytes)', memory.bridge.bytesPerObject, undefined, memory.informer.bytesPerObject);
+    row(
+      '',
+      'JS heap per cached object (bytes)',
+      memory.bridge.heapBytesPerObject,
+      undefined,
+      memory.informer.heapBytesPerObject,
+    );
+    row(
+      '',
+      `worker RSS per cached workflow (KiB, ${memory.worker.cachedAfter - memory.worker.cachedBefore} workflows)`,
+      memory.worker.kibPerWorkflow,
+    );
+  }
+  if (cost) {
+    const C = (of: (f: CostResult['homeostat']) => number): [number, number, undefined, number] => [
+      of(cost.homeostat),
+      of(cost.rawTemporal),
+      undefined,
+      of(cost.homeostatRegular),
+    ];
+    row(
+      `5. Cost (${cost.steps} steps, ${cost.passes} steady passes)`,
+      `history events per pass (regular activities: minimum ${cost.minimum.eventsPerPass})`,
+      ...C((f) => f.eventsPerPass),
+    );
+    row(
+      '',
+      `actions per pass (regular activities: minimum ${cost.minimum.actionsPerPass})`,
+      ...C((f) => f.actionsPerPass),
+    );
+    row(
+      '',
+      `USD per million reconciles (regular activities: minimum ${cost.minimum.usdPerMillionReconciles})`,
+      ...C((f) => f.usdPerMillionReconciles),
+    );
+    row('', 'create → Ready and settled: history events', ...C((f) => f.firstPasses.events));
+    row('', 'create → Ready and settled: actions', ...C((f) => f.firstPasses.actions));
+  }
+  if (atRest) {
+    atRest.objects.forEach((o, i) => {
+      const what = `${o.kind}, drift check every ${o.interval}${o.isDefault ? ' (default)' : ''}`;
+      row(
+        i === 0 ? '6. At rest (built-ins, idle, measured histories)' : '',
+        `${what}: USD per object-month (${o.actions} actions in ${o.checks} checks over ${o.idleSeconds} s)`,
+        o.usdPerObjectMonth,
+      );
+    });
+  }
 
   const header = [
     'scenario',
@@ -163,26 +206,71 @@ export function markdown(result: BenchResult): string {
         : 'the Temporal workers, bridges, signals, controllers and Ready watches all in one process'
     }; every time is observed through a watch`,
     '',
-    table,
-    '',
+    ...(rows.length ? [table, ''] : []),
     ...(noisyTable ? [noisyTable] : []),
-    `Ratios are homeostat ÷ baseline: above 1 homeostat takes more time, memory or money (for objects/s, below 1 it is slower). ` +
-      `Price: ${cost.price.assumption}. Minimum per pass for N steps as regular activities: 4 + 6N events, 1 + N actions (local activities: a signal and one workflow task of markers, 2 actions). ` +
-      `A steady pass is a reconcile request for an object already Ready (homeostat: observe + ${cost.steps} steps, status unchanged so not written; raw: ${cost.steps} steps + its status write). ` +
-      `Storm updates went in at ${fmt(S.homeostat?.updatesPerSecond)}/s (homeostat run) and ${fmt(S.controller?.updatesPerSecond)}/s (controller run). ` +
-      `homeostat (local steps) runs the bench reconciler's steps, observe and the status write as local activities; (regular steps) runs the steps as regular activities (observe and status still local). ` +
-      `At rest: each built-in object idled beside the other scenarios and was measured over whole drift-check cycles of its real history (timer armed → checks → next timer armed, continue-as-new included); actions counted with the rule above, scaled to a 30-day month; the in-process controller's resync costs no Temporal actions.`,
+    ...(result.scenarios.upgrade ? [upgradeSection(result.scenarios.upgrade)] : []),
+    ...(rows.length ? [notes(result)] : []),
     '',
   ].join('\n');
 }
 
-/** Writes `<date>-<size>.json` and `.md` to `dir`, and `latest.md` (full size) or `latest-<size>.md`. */
+/** How to read the main table's figures (the scenarios it holds). */
+function notes(result: BenchResult): string {
+  const { storm, cost, atRest } = result.scenarios;
+  const S = storm?.systems;
+  return [
+    `Ratios are homeostat ÷ baseline: above 1 homeostat takes more time, memory or money (for objects/s, below 1 it is slower). `,
+    cost
+      ? `Price: ${cost.price.assumption}. Minimum per pass for N steps as regular activities: 4 + 6N events, 1 + N actions (local activities: a signal and one workflow task of markers, 2 actions). ` +
+        `A steady pass is a reconcile request for an object already Ready (homeostat: observe + ${cost.steps} steps, status unchanged so not written; raw: ${cost.steps} steps + its status write). `
+      : '',
+    S
+      ? `Storm updates went in at ${fmt(S.homeostat?.updatesPerSecond)}/s (homeostat run) and ${fmt(S.controller?.updatesPerSecond)}/s (controller run). `
+      : '',
+    `homeostat (local steps) runs the bench reconciler's steps, observe and the status write as local activities; (regular steps) runs the steps as regular activities (observe and status still local). `,
+    atRest
+      ? `At rest: each built-in object idled beside the other scenarios and was measured over whole drift-check cycles of its real history (timer armed → checks → next timer armed, continue-as-new included); actions counted with the rule above, scaled to a 30-day month; the in-process controller's resync costs no Temporal actions.`
+      : '',
+    '',
+  ].join('');
+}
+
+/** Scenario 8's section: one row per promote. */
+function upgradeSection(up: UpgradeResult): string {
+  return [
+    `### 8. Upgrade: ${up.objects} objects move to a new operator version (Worker Deployment Versioning)`,
+    '',
+    '| promote | how objects move | promote call, check included (s) | promote → all on the new plan (s) | per object median / p99 (s) | actions per object | history events per object | promote → old version drained (s) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...up.moves.map((m) => {
+      const how =
+        m.how === 'wake'
+          ? `at once: \`--wake\` (${m.wake?.signalled ?? 0} signals at ${m.wake?.ratePerSecond ?? 0}/s in ${fmt(m.wake?.seconds)} s, ${m.wake?.queried ?? 0} queries, ${m.wake?.failed ?? 0} failed)`
+          : `at its next drift check (every ${up.driftInterval})`;
+      return `| v${m.from} → v${m.to} | ${how} | ${fmt(m.promoteSeconds)} | ${fmt(m.allMovedSeconds)} | ${fmt(round(m.perObject.medianMs / 1000, 2))} / ${fmt(round(m.perObject.p99Ms / 1000, 2))} | ${fmt(m.actionsPerObject)} | ${fmt(m.eventsPerObject)} | ${fmt(m.drainedSeconds)} |`;
+    }),
+    '',
+    `Each version is a process of its own (homeostat's worker, the bench reconciler's local no-op steps; v2 and v3 add one step each). ` +
+      `Promote runs the compatibility check on the new version's workers first, as \`homeostat rollout promote\` does. ` +
+      `Objects are PINNED: each continues as new onto the new version between passes and runs its plan at once. "On the new plan" is the watch event showing the new step's condition. ` +
+      `Actions are counted from every run's history between the promote and the last move (the drift row includes the drift check each object would have had anyway), plus the wake's billable \`state\` queries. ` +
+      `Workflow task failures in all runs: ${up.workflowTaskFailures} (${up.handedBack} tasks handed back because a signal raced a continue-as-new, Temporal's own retry); ${up.runs} runs.`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Writes `<date>-<size>.json` and `.md` to `dir`, and `latest.md` (full size) or `latest-<size>.md`;
+ * a run of some scenarios only (`--only`) adds their names: `<date>-<size>-<names>.json`,
+ * `latest-<names>.md` (`latest-<size>-<names>.md` at the small size).
+ */
 export function writeResults(result: BenchResult, dir: string): { json: string; md: string; latest: string } {
   mkdirSync(dir, { recursive: true });
   const day = result.environment.date.slice(0, 10);
-  const json = join(dir, `${day}-${result.size}.json`);
-  const md = join(dir, `${day}-${result.size}.md`);
-  const latest = join(dir, result.size === 'full' ? 'latest.md' : `latest-${result.size}.md`);
+  const part = result.only ? `-${result.only.join('-')}` : '';
+  const json = join(dir, `${day}-${result.size}${part}.json`);
+  const md = join(dir, `${day}-${result.size}${part}.md`);
+  const latest = join(dir, result.size === 'full' ? `latest${part}.md` : `latest-${result.size}${part}.md`);
   const text = markdown(result);
   writeFileSync(json, `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(md, text);

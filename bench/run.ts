@@ -1,16 +1,36 @@
 /**
- * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process]`: starts a local stack, runs the five scenarios
+ * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process] [--only NAMES]`: starts a local stack, runs the eight scenarios (or those named)
  * against homeostat and its baselines, prints the markdown table, writes the results and stops the
  * stack (also on Ctrl-C).
  */
 import { readFileSync } from 'node:fs';
 import { runBench } from './bench';
+import { type ScenarioName, scenarioNames } from './report';
 import type { SizeName } from './sizes';
 import type { WorkerPlacement } from './systems';
 
-function parseArgs(argv: readonly string[]): { size: SizeName; out?: string; workers: WorkerPlacement } {
+interface Args {
+  size: SizeName;
+  out?: string;
+  workers: WorkerPlacement;
+  only?: ScenarioName[];
+}
+
+/** `--only a,b`: scenario names, each one of {@link scenarioNames}. */
+function parseOnly(v: string): ScenarioName[] {
+  const names = v.split(',').map((x) => x.trim());
+  for (const n of names) {
+    if (!(scenarioNames as readonly string[]).includes(n)) {
+      throw new Error(`--only takes scenario names (${scenarioNames.join(', ')}), not ${n}`);
+    }
+  }
+  return names as ScenarioName[];
+}
+
+function parseArgs(argv: readonly string[]): Args {
   let size: SizeName = 'full';
   let out: string | undefined;
+  let only: ScenarioName[] | undefined;
   let workers: WorkerPlacement = 'processes';
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -24,6 +44,7 @@ function parseArgs(argv: readonly string[]): { size: SizeName; out?: string; wor
       if (v !== 'full' && v !== 'small') throw new Error(`--size must be full or small, not ${v}`);
       size = v;
     } else if (arg.startsWith('--out')) out = value();
+    else if (arg.startsWith('--only')) only = parseOnly(value());
     else if (arg.startsWith('--workers')) {
       const v = value();
       if (v !== 'processes' && v !== 'in-process')
@@ -31,12 +52,12 @@ function parseArgs(argv: readonly string[]): { size: SizeName; out?: string; wor
       workers = v;
     } else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        'usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process]\n',
+        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}]\n`,
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
   }
-  return { size, workers, ...(out ? { out } : {}) };
+  return { size, workers, ...(out ? { out } : {}), ...(only ? { only } : {}) };
 }
 
 async function main(): Promise<void> {
@@ -45,6 +66,7 @@ async function main(): Promise<void> {
   const { files } = await runBench({
     size: args.size,
     workers: args.workers,
+    ...(args.only ? { only: args.only } : {}),
     ...(args.out ? { resultsDir: args.out } : {}),
   });
   process.stdout.write(`\n${readFileSync(files.md, 'utf8')}\n`);

@@ -21,6 +21,10 @@ export interface BenchSize {
   readonly noisyFloodObjects: number;
   /** Scenario 7: team B's changes measured with A quiet (one a second). */
   readonly noisyQuietChanges: number;
+  /** Scenario 8: objects moved by each promote of a new operator version. */
+  readonly upgradeObjects: number;
+  /** Scenario 8: the objects' drift-check interval (the promote without wake moves each at its next check). */
+  readonly upgradeDriftInterval: string;
 }
 
 /** The size names. */
@@ -39,6 +43,8 @@ export const sizes: Record<SizeName, BenchSize> = {
     atRest: { shortInterval: '1 minute', shortCycles: 5 },
     noisyFloodObjects: 5000,
     noisyQuietChanges: 30,
+    upgradeObjects: 1000,
+    upgradeDriftInterval: '1 minute',
   },
   small: {
     latencyObjects: 10,
@@ -51,5 +57,7 @@ export const sizes: Record<SizeName, BenchSize> = {
     atRest: { shortInterval: '30 seconds', shortCycles: 1, defaultOverride: '30 seconds' },
     noisyFloodObjects: 100,
     noisyQuietChanges: 5,
+    upgradeObjects: 20,
+    upgradeDriftInterval: '15 seconds',
   },
 };

@@ -195,20 +195,34 @@ export function rawWorkflowId(namespace: string, name: string): string {
   return `bench-raw/${namespace}/${name}`;
 }
 
+/**
+ * Starts homeostat's informer bridge for the `BenchObject`s of `namespace`, delivering to the workers
+ * of `taskQueue` (no leader election: one bridge per namespace); resolves once it has listed (or after
+ * 15 s).
+ */
+export async function startBridge(ctx: BenchContext, namespace: string, taskQueue: string): Promise<Bridge> {
+  const bridge = new Bridge({
+    kc: ctx.kube.kc,
+    resources: await watchedResourcesFor({ reconcilers: [{ plan: benchPlan }] }, ctx.kube.kc),
+    namespace,
+    client: ctx.temporal,
+    taskQueue,
+    log: ctx.log,
+    leaderElection: false,
+  });
+  bridge.start();
+  for (let i = 0; i < 300 && !bridge.ready; i++) await new Promise((r) => setTimeout(r, 50));
+  return bridge;
+}
+
 /** Starts `name` for the objects of `namespace` (a bridge, a controller, or nothing for the raw baseline). */
 export async function startSystem(ctx: BenchContext, name: SystemName, namespace: string): Promise<RunningSystem> {
   if (name === 'homeostat' || name === 'homeostatRegular') {
-    const bridge = new Bridge({
-      kc: ctx.kube.kc,
-      resources: await watchedResourcesFor({ reconcilers: [{ plan: benchPlan }] }, ctx.kube.kc),
+    const bridge = await startBridge(
+      ctx,
       namespace,
-      client: ctx.temporal,
-      taskQueue: name === 'homeostat' ? ctx.homeostatQueue : ctx.homeostatRegularQueue,
-      log: ctx.log,
-      leaderElection: false,
-    });
-    bridge.start();
-    for (let i = 0; i < 300 && !bridge.ready; i++) await new Promise((r) => setTimeout(r, 50));
+      name === 'homeostat' ? ctx.homeostatQueue : ctx.homeostatRegularQueue,
+    );
     return {
       name,
       notify: async () => {},

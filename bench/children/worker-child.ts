@@ -7,9 +7,11 @@
 import * as k8s from '@kubernetes/client-node';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
-import { createHomeostatWorker } from '../../workers/create-worker';
+import { createHomeostatWorker, type HomeostatWorkerOptions } from '../../workers/create-worker';
 import { rawWorkerOptions } from '../raw/activities';
 import { benchReconciler, benchRegularReconciler } from '../reconciler';
+import type { BenchUpgradeVersion } from '../reconciler/plan';
+import { benchUpgradeOperator } from '../reconciler/upgrade';
 import { childOptions, exitWithParent, measureMemory, report } from './measure';
 
 /** Which worker the child runs. */
@@ -27,6 +29,22 @@ export interface WorkerChildOptions {
   system?: WorkerChildSystem;
   /** The worker's identity in Temporal. */
   identity?: string;
+  /**
+   * The upgrade scenario: run this version of its operator as the version `buildId` of the Worker
+   * Deployment `deploymentName`, routed only by the scenario's promotes (`rollout: 'manual'`).
+   */
+  upgrade?: { version: BenchUpgradeVersion; deploymentName: string; buildId: string };
+}
+
+/** The operator (and versioning) a homeostat worker child runs. */
+function homeostatOperator(opts: WorkerChildOptions): Pick<HomeostatWorkerOptions, 'operator' | 'versioning'> {
+  if (opts.upgrade) {
+    const { version, deploymentName, buildId } = opts.upgrade;
+    return { operator: benchUpgradeOperator(version), versioning: { deploymentName, buildId, rollout: 'manual' } };
+  }
+  return opts.system === 'homeostatRegular'
+    ? { operator: { name: 'bench-regular', reconcilers: [benchRegularReconciler] } }
+    : { operator: { name: 'bench', reconcilers: [benchReconciler] } };
 }
 
 async function main(): Promise<void> {
@@ -51,10 +69,7 @@ async function main(): Promise<void> {
         })
       : await createHomeostatWorker({
           ...common,
-          operator:
-            system === 'homeostat'
-              ? { name: 'bench', reconcilers: [benchReconciler] }
-              : { name: 'bench-regular', reconcilers: [benchRegularReconciler] },
+          ...homeostatOperator(opts),
           kc,
           logger: pino({ level: 'warn' }, pino.destination(2)),
         });

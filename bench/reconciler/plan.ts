@@ -25,6 +25,21 @@ const common = {
   scope: 'Namespaced',
 } as const;
 
+/** The drift checks of the upgrade scenario's plans. */
+const upgradeDrift = {
+  driftCheckInterval: '1 minute',
+  driftCheckBounds: { min: '10 seconds' },
+} as const;
+
+/** A no-op local step `name` after `after` (the steps the upgrade scenario's versions add). */
+const upgradeStep = (name: string, after: string): StepPlan => ({
+  name,
+  dependsOn: [after],
+  summary: `no-op step added by a later operator version`,
+  startToCloseTimeout: '30 seconds',
+  execution: 'local',
+});
+
 /** The plan of `BenchObject`: three dependent no-op steps run as local activities, no drift check. */
 export const benchPlan = definePlan({ ...common, steps: chain('local') });
 
@@ -33,3 +48,22 @@ export const benchRegularPlan = definePlan({ ...common, steps: chain('regular') 
 
 /** The number of steps of {@link benchPlan}. */
 export const benchSteps = benchPlan.steps.length;
+
+/**
+ * The plans of the upgrade scenario's three operator versions, all of `BenchObject`: version 1 is the
+ * bench plan; version 2 adds a step `fourth` after `third`, version 3 a step `fifth` after that, so an
+ * object's status shows which version's plan its last pass ran (`FourthReady`, `FifthReady`). Drift
+ * checks every minute by default; objects may ask for as little as 10 seconds (the small size).
+ */
+export const benchUpgradePlans = {
+  1: definePlan({ ...common, steps: chain('local'), ...upgradeDrift }),
+  2: definePlan({ ...common, steps: [...chain('local'), upgradeStep('fourth', 'third')], ...upgradeDrift }),
+  3: definePlan({
+    ...common,
+    steps: [...chain('local'), upgradeStep('fourth', 'third'), upgradeStep('fifth', 'fourth')],
+    ...upgradeDrift,
+  }),
+} as const;
+
+/** An operator version of the upgrade scenario. */
+export type BenchUpgradeVersion = keyof typeof benchUpgradePlans;

@@ -22,7 +22,7 @@ describe('bench: homeostat against its baselines (small size)', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('given the small size, it runs all seven scenarios for every system on the run stack and writes results with numbers', async () => {
+  it('given the small size, it runs all eight scenarios for every system on the run stack and writes results with numbers', async () => {
     const name = process.env.HOMEOSTAT_TEST_STACK;
     if (!name) throw new Error('HOMEOSTAT_TEST_STACK is not set: run integration tests through jest (global setup)');
     const stack = await Stack.attach(name);
@@ -40,6 +40,7 @@ describe('bench: homeostat against its baselines (small size)', () => {
       'memory',
       'noisyNeighbour',
       'storm',
+      'upgrade',
     ]);
     const systems = ['homeostat', 'homeostatRegular', 'rawTemporal', 'controller'];
     expect(Object.keys(result.scenarios.latency.systems).sort()).toEqual([...systems].sort());
@@ -62,6 +63,14 @@ describe('bench: homeostat against its baselines (small size)', () => {
         result.parameters.noisyQuietChanges,
       );
     }
+    // The upgrade: every object moved twice (drift, then wake), with no failed workflow task.
+    const moves = result.scenarios.upgrade.moves as { how: string; perObject: { n: number }; actionsPerObject: number }[];
+    expect(moves.map((m) => m.how)).toEqual(['drift', 'wake']);
+    for (const m of moves) {
+      expect(m.perObject.n).toBe(result.parameters.upgradeObjects);
+      expect(m.actionsPerObject).toBeGreaterThan(0);
+    }
+    expect(result.scenarios.upgrade.workflowTaskFailures).toBe(0);
     expect(result.scenarios.memory.bridge.cached).toBe(result.parameters.memoryObjects);
     expect(result.scenarios.memory.informer.cached).toBe(result.parameters.memoryObjects);
     expect(result.scenarios.memory.worker.cachedAfter).toBeGreaterThan(result.scenarios.memory.worker.cachedBefore);
