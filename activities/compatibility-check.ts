@@ -4,7 +4,7 @@
  * would carry if it continued as new now (`carried-state`, answered by the current version's workers),
  * and read every envelope with this build's reader (`core/carried-state`).
  */
-import { Context } from '@temporalio/activity';
+import { Context, sleep } from '@temporalio/activity';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import {
   carriedStateQuery,
@@ -17,6 +17,21 @@ import { objectWorkflowType } from '../core/definitions';
 
 /** Workflows queried at once. */
 const concurrency = 16;
+/** Times a workflow is asked for its envelope before it counts as unanswered (1 s, 2 s, 4 s, 8 s between). */
+const queryAttempts = 5;
+
+/** An error's message with its causes' (the client's "Failed to query Workflow" names no reason itself). */
+function errorText(err: unknown): string {
+  const parts: string[] = [];
+  for (
+    let e = err as { message?: string; cause?: unknown } | undefined, i = 0;
+    e && i < 4;
+    e = e.cause as typeof e, i++
+  ) {
+    if (e.message) parts.push(e.message);
+  }
+  return parts.join(': ') || String(err);
+}
 
 /** The visibility query of the object workflows running on a version. */
 export function runningOnVersionQuery(version: WorkerDeploymentVersion): string {
@@ -47,14 +62,24 @@ export function createCompatibilityActivities(
       const worker = async (): Promise<void> => {
         while (next < runs.length) {
           const run = runs[next++]!;
-          try {
-            const envelope = await client.workflow.getHandle(run.workflowId, run.runId).query(carriedStateQuery);
-            collected.push({ workflowId: run.workflowId, envelope });
-          } catch (err) {
-            const closed = /completed|closed|not found/i.test((err as Error).message ?? '');
-            // A run that closed meanwhile carries nothing; any other failure cannot be shown compatible.
-            if (!closed)
-              unanswered.push({ workflowId: run.workflowId, error: `query failed: ${(err as Error).message}` });
+          for (let attempt = 1; ; attempt++) {
+            try {
+              const envelope = await client.workflow.getHandle(run.workflowId, run.runId).query(carriedStateQuery);
+              collected.push({ workflowId: run.workflowId, envelope });
+              break;
+            } catch (err) {
+              const error = errorText(err);
+              // A run that closed meanwhile carries nothing.
+              if (/completed|closed|not found/i.test(error)) break;
+              // A busy worker (a query needs a workflow task, a replay if the run is not cached) may time
+              // out: asked again (queries are free). One that never answers cannot be shown compatible.
+              if (attempt >= queryAttempts) {
+                unanswered.push({ workflowId: run.workflowId, error: `query failed ${attempt} times: ${error}` });
+                break;
+              }
+              ctx.heartbeat({ queried: next });
+              await sleep(1000 * 2 ** (attempt - 1));
+            }
           }
           ctx.heartbeat({ queried: next });
         }

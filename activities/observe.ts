@@ -11,22 +11,27 @@ import { driftCheckAnnotation, driftIntervalMs } from '../core/plan';
 import type { Reconciler } from '../core/reconciler';
 import { HomeostatError } from '../core/errors';
 import { finalizerName, identityOf, statusLocationOf, type CustomObject, type StatusLocation } from './kubernetes';
-import { ownedStatus } from './owned-status';
+import { onlyOwned, ownedConditionTypes, ownedStatus } from './owned-status';
+import { retiredSteps } from '../core/status';
 import { oversizeProblem, specDigestOf } from './spec-record';
 import type { ActivityContext } from './activity-context';
 import type { Finalizers } from './finalizers';
 import type { StatusWriter } from './status-writer';
 import type { StepInvoker } from './step-invocation';
 
-/** The object as the workflow sees it. */
-function snapshotOf(obj: CustomObject, location: StatusLocation): ObjectSnapshot {
+/**
+ * The object as the workflow sees it; its status holds only the conditions homeostat owns (`owned`:
+ * another controller's are not the workflow's to compare, and would make every pass write).
+ */
+function snapshotOf(obj: CustomObject, location: StatusLocation, owned?: ReadonlySet<string>): ObjectSnapshot {
+  const status = ownedStatus(obj, location);
   return {
     uid: obj.metadata.uid ?? '',
     generation: obj.metadata.generation ?? 0,
     resourceVersion: obj.metadata.resourceVersion ?? '',
     deleting: obj.metadata.deletionTimestamp != null,
     hasFinalizer: (obj.metadata.finalizers ?? []).includes(finalizerName),
-    status: ownedStatus(obj, location),
+    status: owned ? onlyOwned(status, owned) : status,
     identity: identityOf(obj),
   };
 }
@@ -95,9 +100,12 @@ export function observeObject(
     const asked = obj.metadata.annotations?.[driftCheckAnnotation];
     const drift = asked === undefined ? {} : driftIntervalMs(plan, asked);
     if (drift.problem) log.warn({ ref, problem: drift.problem }, 'drift-check annotation ignored');
-    const snapshot = snapshotOf(obj, location);
     // A step's previous success belongs to the object the workflow knew: a re-created one gets none.
     const previous = input.leadingSteps?.previous;
+    // Steps the workflow ran under an earlier plan: their conditions are homeostat's, and go.
+    const retired = previous?.uid === obj.metadata.uid ? retiredSteps(plan, Object.keys(previous?.steps ?? {})) : [];
+    const owned = ownedConditionTypes(plan, {}, retired);
+    const snapshot = snapshotOf(obj, location, owned);
     const leading = input.leadingSteps
       ? await stepRunner.runLeadingSteps(
           reconciler,
@@ -108,10 +116,10 @@ export function observeObject(
       : [];
     const pass = input.leadingSteps?.status?.pass;
     const written =
-      pass !== undefined ? await status.writePassStatus(plan, ref, obj, snapshot, leading, pass) : undefined;
+      pass !== undefined ? await status.writePassStatus(plan, ref, obj, snapshot, leading, pass, retired) : undefined;
     return {
       found: true,
-      ...(written ? snapshotOf(written, location) : snapshot),
+      ...(written ? snapshotOf(written, location, owned) : snapshot),
       ...(written ? { statusWritten: true } : {}),
       ...(asked !== undefined && drift.ms !== undefined ? { driftCheckIntervalMs: drift.ms } : {}),
       ...specOf(parsed.data),

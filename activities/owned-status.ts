@@ -61,16 +61,19 @@ function fieldsOf(status: Record<string, unknown>): { fields?: StatusFields } {
 
 /**
  * The condition types homeostat owns on an object of `plan`: `Ready`, `Progressing`, `Degraded`, one
- * `<Step>Ready` per step and cleanup step, and whatever it is writing now. Every other condition
- * belongs to another controller (or a person) and is kept as it is by status writes.
+ * `<Step>Ready` per step and cleanup step, one per step an earlier plan had (`retired`: the workflow
+ * ran them, on an operator version before this one), and whatever it is writing now. Every other
+ * condition belongs to another controller (or a person) and is kept as it is by status writes.
  */
 export function ownedConditionTypes(
   plan: Pick<ReconcilerPlan, 'steps' | 'cleanup'>,
   writing: ObjectStatus,
+  retired: readonly string[] = [],
 ): Set<string> {
   return new Set<string>([
     ...homeostatConditionTypes,
     ...[...plan.steps, ...(plan.cleanup ?? [])].map((s) => stepConditionType(s.name)),
+    ...retired.map(stepConditionType),
     ...(writing.conditions ?? []).map((c) => c.type),
   ]);
 }

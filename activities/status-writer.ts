@@ -30,7 +30,7 @@ export interface StatusWriter {
    * attempt needs no read of its own.
    */
   writeOwnStatus(input: WriteStatusInput, start?: CustomObject): Promise<StatusWriteOutcome>;
-  /** Observe's status write for a pass whose leading steps all succeeded: the object as written, if it was. */
+  /** Observe's status write for a pass whose leading steps all succeeded (`retired`: steps of an earlier plan whose conditions go): the object as written, if it was. */
   writePassStatus(
     plan: ReconcilerPlan,
     ref: ObjectRef,
@@ -38,6 +38,7 @@ export interface StatusWriter {
     snapshot: ObjectSnapshot,
     leading: readonly LeadingStepOutcome[],
     pass: number,
+    retired?: readonly string[],
   ): Promise<CustomObject | undefined>;
 }
 
@@ -54,7 +55,7 @@ export function statusWriter(c: ActivityContext): StatusWriter {
     const reconciler = reconcilerFor(input.ref);
     const { plan } = reconciler;
     const location = statusLocationOf(reconciler);
-    const owned = ownedConditionTypes(plan, input.status);
+    const owned = ownedConditionTypes(plan, input.status, input.retiredSteps);
     // Observed with no status at all (a new object): nothing to merge, so the first write needs no
     // read. The resourceVersion precondition keeps it safe; a 409 (changed meanwhile, or another
     // object of that name) falls back to read, merge, write.
@@ -144,6 +145,7 @@ export function statusWriter(c: ActivityContext): StatusWriter {
     snapshot: ObjectSnapshot,
     leading: readonly LeadingStepOutcome[],
     pass: number,
+    retired: readonly string[] = [],
   ): Promise<CustomObject | undefined> => {
     const results = plan.steps.map((step) => {
       const outcome = leading.find((o) => o.step === step.name);
@@ -165,7 +167,13 @@ export function statusWriter(c: ActivityContext): StatusWriter {
     try {
       // Unchanged status is not written: writeOwnStatus compares it with `obj` before any request.
       const outcome = await writeOwnStatus(
-        { ref, uid: snapshot.uid, status: passed.status, ...(event ? { event } : {}) },
+        {
+          ref,
+          uid: snapshot.uid,
+          status: passed.status,
+          ...(event ? { event } : {}),
+          ...(retired.length > 0 ? { retiredSteps: retired } : {}),
+        },
         obj,
       );
       return outcome.written ? outcome.object : undefined;

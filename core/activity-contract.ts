@@ -130,6 +130,11 @@ export interface WriteStatusInput {
    * read, merge and write. Absent: the status is read first.
    */
   readonly expectedVersion?: string;
+  /**
+   * Steps an earlier plan had and this one has not (`retiredSteps`): the workflow ran them, so their
+   * `<Step>Ready` conditions are homeostat's and the write removes them. Absent: none.
+   */
+  readonly retiredSteps?: readonly string[];
 }
 
 /** The result of {@link Activities.writeStatus}. */

@@ -65,6 +65,22 @@ export function stepConditionType(step: string): string {
 }
 
 /**
+ * The steps of `stepNames` (the steps a workflow ran on an object, by an earlier plan too) that
+ * `plan` no longer has: their `<Step>Ready` conditions are homeostat's, left from an operator version
+ * before this one, and a status write removes them.
+ */
+export function retiredSteps(
+  plan: {
+    readonly steps: readonly { readonly name: string }[];
+    readonly cleanup?: readonly { readonly name: string }[];
+  },
+  stepNames: readonly string[],
+): string[] {
+  const planned = new Set([...plan.steps, ...(plan.cleanup ?? [])].map((s) => s.name));
+  return stepNames.filter((n) => !planned.has(n));
+}
+
+/**
  * The status (observedGeneration, phase and the `Ready`, `Progressing`, `Degraded` conditions) a pass
  * outcome implies. Deterministic: equal inputs give equal status, so unchanged status is not written.
  */

@@ -6,7 +6,7 @@
 import type { WriteStatusInput } from '../core/activity-contract';
 import type { ObjectStatus } from '../core/definitions';
 import type { ObjectEntity } from './object-entity';
-import { phaseChangeEvent } from '../core/status';
+import { phaseChangeEvent, retiredSteps } from '../core/status';
 import { sameStatus, type desiredStatus } from './object-state';
 
 /** The status a pass wants written (what {@link desiredStatus} returns). */
@@ -51,7 +51,16 @@ export class StatusWriter {
     const next = this.chain.then(async () => {
       entity.phase = wanted.phase;
       entity.conditions = wanted.conditions;
-      if (sameStatus(this.known, wanted)) return;
+      // Steps of an earlier operator version's plan: their conditions are removed by this write, and
+      // forgotten once the status is known to be without them (written, or found so).
+      const retired = entity.plan ? retiredSteps(entity.plan, Object.keys(entity.previous)) : [];
+      const forgetRetired = (): void => {
+        for (const step of retired) delete entity.previous[step];
+      };
+      if (sameStatus(this.known, wanted)) {
+        forgetRetired();
+        return;
+      }
       const event = phaseChangeEvent(this.known.phase, wanted, eventFor, entity.passes + 1);
       // Observed with no status at all: the write needs no read first (see WriteStatusInput).
       const expectedVersion = this.knownVersion && Object.keys(this.known).length === 0 ? this.knownVersion : undefined;
@@ -62,6 +71,7 @@ export class StatusWriter {
           status: wanted,
           ...(event ? { event } : {}),
           ...(expectedVersion ? { expectedVersion } : {}),
+          ...(retired.length > 0 ? { retiredSteps: retired } : {}),
         },
         `status ${wanted.phase} gen ${wanted.observedGeneration} · ${entity.ref.kind} ${entity.where}`,
       );
@@ -70,6 +80,7 @@ export class StatusWriter {
       this.known = Object.keys(fields).length > 0 ? { ...wanted, fields } : wanted;
       this.knownVersion = undefined;
       entity.statusWritten = true;
+      forgetRetired();
     });
     this.chain = next.catch(() => undefined);
     await next;

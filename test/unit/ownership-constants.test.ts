@@ -5,7 +5,7 @@
  */
 import { ownedConditionTypes } from '../../activities/owned-status';
 import { childLabels, managedByValue, ownedChildSelector } from '../../core/labels';
-import { stepConditionType } from '../../core/status';
+import { retiredSteps, stepConditionType } from '../../core/status';
 import { builtinOperator } from '../../builtin';
 
 describe('ownership rules shared by the worker, the bridge and the workflow', () => {
@@ -22,5 +22,15 @@ describe('ownership rules shared by the worker, the bridge and the workflow', ()
       expect([...owned]).toEqual(expect.arrayContaining(['Ready', 'Progressing', 'Degraded']));
       expect(owned.has('example.com/Audited')).toBe(false);
     }
+  });
+
+  it('given steps an earlier plan had, their conditions are owned (so a write removes them), and a step still planned is not retired', () => {
+    const plan = { steps: [{ name: 'prepare' }, { name: 'audit' }], cleanup: [{ name: 'drop' }] };
+    const retired = retiredSteps(plan, ['prepare', 'legacy', 'drop', 'old-step']);
+    expect(retired).toEqual(['legacy', 'old-step']);
+    const owned = ownedConditionTypes(plan, { conditions: [] }, retired);
+    expect(owned.has('LegacyReady')).toBe(true);
+    expect(owned.has('OldStepReady')).toBe(true);
+    expect(ownedConditionTypes(plan, { conditions: [] }).has('LegacyReady')).toBe(false);
   });
 });
