@@ -693,9 +693,18 @@ describe('objectWorkflow: the durable per-object reconcile workflow', () => {
       },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
-    await chain.request(sh, 'added');
+    const sharedHandle = await chain.request(sh, 'added');
     const sharedReady = await chain.waitForPhase(shared, 'Ready', 1);
     expect(sharedReady.status?.conditions).toContainEqual(foreign);
+    // A drift check that finds nothing beside another controller's condition does not even call the
+    // status write: observe reports only homeostat's own conditions, so the workflow sees no change.
+    await chain.settled(shared, 2);
+    const sharedEvents = (await sharedHandle.fetchHistory()).events ?? [];
+    const fired = sharedEvents.findIndex((e) => e.timerFiredEventAttributes);
+    const rearmed = sharedEvents.findIndex((e, i) => i > fired && e.timerStartedEventAttributes);
+    expect(fired).toBeGreaterThan(0);
+    expect(rearmed).toBeGreaterThan(fired);
+    expect(historyCost({ events: sharedEvents.slice(fired, rearmed + 1) }).byType.MARKER_RECORDED).toBe(1);
 
     // A leading step that fails is retried by the workflow as a step of its own: publish fails in
     // observe (attempt 1) and once more as its own local activity, then succeeds; audit, after it, runs
