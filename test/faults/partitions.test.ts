@@ -140,9 +140,12 @@ describe('links partitioned under homeostat (own stack)', () => {
     await env.waitLeader(bridge);
     // Added latency: every byte between the bridge and the API server 300 ms late, with changes.
     proxies.kube.latency(300);
-    await dbs.bump();
-    await dbs.waitConverged(300_000);
-    proxies.kube.latency(0);
+    try {
+      await dbs.bump();
+      await dbs.waitConverged(300_000);
+    } finally {
+      proxies.kube.latency(0); // a failed wait must not leave the next fault a slow link
+    }
     const objects = dbs.names.length;
     await finishFault({
       fault: 'partition-bridge-kube',
@@ -170,9 +173,12 @@ describe('links partitioned under homeostat (own stack)', () => {
     await sleep(10_000);
     proxies.postgres.set('open');
     proxies.postgres.latency(200);
-    await dbs.create(1);
-    await dbs.waitConverged(300_000);
-    proxies.postgres.latency(0);
+    try {
+      await dbs.create(1);
+      await dbs.waitConverged(300_000);
+    } finally {
+      proxies.postgres.latency(0);
+    }
     const objects = dbs.names.length;
     await finishFault({
       fault: 'partition-steps-postgres',
