@@ -53,8 +53,13 @@ export interface CoalescingQueueOptions<T> {
   readonly clock?: Clock;
   /** @default Math.random */
   readonly random?: Random;
-  /** Called for observability: an item merged into a pending one, a delivery done or failed. */
+  /**
+   * Called for observability: a key got a pending item (a new one, or a failed delivery's item put
+   * back), an item merged into a pending one, a pending item taken for delivery, a delivery done or failed.
+   */
+  readonly onAdded?: (key: string, item: T) => void;
   readonly onMerged?: (key: string) => void;
+  readonly onTaken?: (key: string, item: T) => void;
   readonly onDelivered?: (key: string, item: T) => void;
   readonly onFailed?: (key: string, err: unknown, retryInMs: number) => void;
   /** An item dropped after a failure that cannot succeed (`reason` from {@link CoalescingQueueOptions.permanent}). */
@@ -139,6 +144,7 @@ export class CoalescingQueue<T> {
       this.opts.onMerged?.(key);
     } else {
       entry.pending = item;
+      this.opts.onAdded?.(key, item);
     }
     if (!entry.inFlight && !entry.timer) this.markReady(key, entry);
     this.pump();
@@ -209,6 +215,7 @@ export class CoalescingQueue<T> {
       entry.pending = undefined;
       entry.inFlight = true;
       this.active++;
+      this.opts.onTaken?.(key, item);
       void this.deliver(key, entry, item);
     }
   }
@@ -228,6 +235,7 @@ export class CoalescingQueue<T> {
         this.opts.onDropped?.(key, item, err, dropped);
         return this.settle(key, entry, this.opts.minIntervalMs ?? 500);
       }
+      if (entry.pending === undefined) this.opts.onAdded?.(key, item);
       entry.pending = entry.pending !== undefined ? this.opts.merge(item, entry.pending) : item;
       entry.backoff ??= new Backoff({
         initialMs: 500,

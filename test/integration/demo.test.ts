@@ -145,6 +145,13 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
 
       const [, worker, bridge] = /metrics\s+worker (\S+) · bridge (\S+) · api \S+/.exec(out)!;
 
+      const scrape = async (url: string) => (await fetch(url)).text();
+      // controller-runtime's names, with its labels (the controller is the lowercased kind).
+      const crSuccess = async () =>
+        sample(await scrape(worker!), 'controller_runtime_reconcile_total', { controller: 'app', result: 'success' });
+      const successBefore = await crSuccess();
+      expect(successBefore).toBeGreaterThan(0);
+
       // An API-triggered reconcile with the printed token.
       const reconcile = await httpsCall(
         `${api}/v1/objects/homeostat.dev/v1alpha1/App/pony-prod/pony-spawner/reconcile`,
@@ -157,8 +164,15 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       expect(reconcile.status).toBe(200);
       expect(JSON.parse(reconcile.body)).toMatchObject({ outcome: { result: 'ready', phase: 'Ready' } });
 
-      const scrape = async (url: string) => (await fetch(url)).text();
       const workerMetrics = await scrape(worker!);
+      // The API's pass moved controller-runtime's counter, read as kubebuilder dashboards read it.
+      expect(
+        sample(workerMetrics, 'controller_runtime_reconcile_total', { controller: 'app', result: 'success' }),
+      ).toBe(successBefore! + 1);
+      expect(sample(workerMetrics, 'controller_runtime_reconcile_errors_total', { controller: 'app' })).toBe(0);
+      expect(
+        sample(workerMetrics, 'controller_runtime_reconcile_time_seconds_bucket', { controller: 'app', le: '0.15' }),
+      ).toBeDefined();
       // Reconcile passes per kind and result (from the workflow metricMeter through Core's exporter).
       expect(sample(workerMetrics, 'homeostat_reconcile_total', { kind: 'App', result: 'ready' })).toBeGreaterThan(1);
       expect(
@@ -191,6 +205,19 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       await eventually(
         'the bridge’s queue drained',
         async () => sample(await scrape(bridge!), 'homeostat_workqueue_depth', { name: 'informer-bridge' }),
+        (depth) => depth === 0,
+      );
+
+      // The bridge's delivery queue under controller-runtime's workqueue names, one queue per kind.
+      const crQueue = { name: 'app', controller: 'app' };
+      expect(sample(bridgeMetrics, 'workqueue_adds_total', crQueue)).toBeGreaterThan(0);
+      expect(sample(bridgeMetrics, 'workqueue_queue_duration_seconds_count', crQueue)).toBeGreaterThan(0);
+      expect(sample(bridgeMetrics, 'workqueue_work_duration_seconds_count', crQueue)).toBeGreaterThan(0);
+      expect(sample(bridgeMetrics, 'workqueue_retries_total', crQueue)).toBeGreaterThanOrEqual(0);
+      expect(sample(bridgeMetrics, 'workqueue_longest_running_processor_seconds', crQueue)).toBeGreaterThanOrEqual(0);
+      await eventually(
+        'the app queue drained',
+        async () => sample(await scrape(bridge!), 'workqueue_depth', { name: 'app' }),
         (depth) => depth === 0,
       );
 
