@@ -13,6 +13,7 @@ import { stackDir, stacksRoot } from '../../devstack';
 import { postgresDataDir } from '../../devstack/components/postgres';
 import { eventually } from '../support/eventually';
 import { randomSuffix } from '../support/harness';
+import { dashboardQueries, promQuery, promRules, promTargets, shippedAlertNames } from '../support/prometheus';
 
 const cli = join(__dirname, '../../cli/homeostat.ts');
 const tsx = pathToFileURL(require.resolve('tsx')).href;
@@ -225,10 +226,41 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       expect(sample(apiMetrics, 'homeostat_api_reconciles_total', { kind: 'App' })).toBe(1);
       expect(sample(apiMetrics, 'homeostat_api_requests_total')).toBeGreaterThan(0);
 
+      // The demo's Prometheus scrapes all four processes, every dashboard panel's query finds data in
+      // it, and the shipped alerting rules are loaded and evaluate without error.
+      const [, prometheus] = /Prometheus\s+(http:\/\/127\.0\.0\.1:\d+)\/api\/v1\/query/.exec(out)!;
+      await eventually(
+        'every scrape target up',
+        () => promTargets(prometheus!),
+        (targets) => targets.length === 4 && targets.every((t) => t.health === 'up'),
+      );
+      for (const { panel, expr } of dashboardQueries()) {
+        const found = await eventually(
+          `data for the panel "${panel}" (${expr})`,
+          () => promQuery(prometheus!, expr),
+          (r) => r.length > 0,
+        );
+        console.log(`${panel}: ${found.map((r) => `${JSON.stringify(r.metric)} ${r.value[1]}`).join(', ')}`);
+      }
+      const rules = await eventually(
+        'the alerting rules evaluated',
+        () => promRules(prometheus!),
+        (r) => r.length > 0 && r.every((rule) => rule.health === 'ok'),
+      );
+      expect(rules.map((r) => r.name)).toEqual(shippedAlertNames());
+      console.log(rules.map((r) => `${r.name}: ${r.state}`).join('\n'));
+
       demo.child.kill('SIGINT');
       expect(await demo.exited).toBe(0);
       expect(demo.output()).toContain('stopped');
       expect(existsSync(stackDir(name))).toBe(false);
+      // Prometheus stopped with the rest.
+      expect(
+        await fetch(`${prometheus}/-/ready`).then(
+          () => 'up',
+          () => 'down',
+        ),
+      ).toBe('down');
     } finally {
       if (demo.child.exitCode === null) {
         demo.child.kill('SIGINT');
