@@ -53,14 +53,15 @@ export interface CoalescingQueueOptions<T> {
   readonly clock?: Clock;
   /** @default Math.random */
   readonly random?: Random;
-  /**
-   * Called for observability: a key got a pending item (a new one, or a failed delivery's item put
-   * back), an item merged into a pending one, a pending item taken for delivery, a delivery done or failed.
-   */
+  /** Observability: a key got a pending item (a new one, or a failed delivery's item put back). */
   readonly onAdded?: (key: string, item: T) => void;
+  /** Observability: an item merged into the key's pending one. */
   readonly onMerged?: (key: string) => void;
+  /** Observability: a key's pending item was taken for delivery. */
   readonly onTaken?: (key: string, item: T) => void;
+  /** Observability: a delivery succeeded. */
   readonly onDelivered?: (key: string, item: T) => void;
+  /** Observability: a delivery failed and is retried after `retryInMs`. */
   readonly onFailed?: (key: string, err: unknown, retryInMs: number) => void;
   /** An item dropped after a failure that cannot succeed (`reason` from {@link CoalescingQueueOptions.permanent}). */
   readonly onDropped?: (key: string, item: T, err: unknown, reason: string) => void;
