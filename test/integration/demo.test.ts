@@ -9,7 +9,7 @@ import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { stackDir, stacksRoot } from '../../devstack';
+import { ensureBinary, goServers, stackDir, stacksRoot } from '../../devstack';
 import { postgresDataDir } from '../../devstack/components/postgres';
 import { eventually } from '../support/eventually';
 import { randomSuffix } from '../support/harness';
@@ -83,6 +83,15 @@ function nobodyCanRead(path: string): boolean {
 }
 
 describe('the demo (homeostat dev, what npm run demo runs)', () => {
+  // The demo's Prometheus is built here when the cache has none (a cold CI run: minutes, once), so the
+  // demos below do not wait for it within their own deadlines.
+  beforeAll(async () => {
+    await ensureBinary(
+      goServers.find((s) => s.name === 'prometheus')!,
+      (l) => process.stderr.write(`[demo] ${l}\n`),
+    );
+  }, 3_600_000);
+
   it('given two project folders, two demos run side by side on stacks of their own and each brings its examples to Ready, prints the links and stops everything', async () => {
     // No --stack-name: each project's default name is its own (issue 31: every project's demo used the
     // same stack name, so a second demo stopped the first one's stack).
