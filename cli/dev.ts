@@ -26,6 +26,7 @@ import {
   stopStack,
 } from '../devstack';
 import { freePorts, isRunning } from '../devstack/processes';
+import { startDemoPrometheus } from './dev-prometheus';
 import { devProcessesPath, killGroup, killOrphanedChildren, processesUsing, type DevProcesses } from './dev-processes';
 import { DevProgress, type WatchedObject } from './dev-progress';
 import { devWorkflowBundle } from './dev-workflow-bundle';
@@ -80,6 +81,7 @@ export async function runDev(options: DevOptions): Promise<void> {
 
   let stack: Stack | undefined;
   let starting: Promise<Stack> | undefined;
+  let prometheus: ReturnType<typeof startDemoPrometheus> | undefined;
   let progress: DevProgress | undefined;
   const recordProcesses = (): void => {
     const record: DevProcesses = { pid: process.pid, children: supervisor.pids() };
@@ -106,6 +108,7 @@ export async function runDev(options: DevOptions): Promise<void> {
           `  worker, bridge and API stopped in ${seconds(since)}${killed.length ? ` (${killed.join(', ')} killed after ${childGraceMs / 1000} s)` : ''}`,
         );
       }
+      await (await prometheus?.catch(() => undefined))?.stop().catch(() => {});
       since = Date.now();
       const running = stack ?? (await starting?.catch(() => undefined));
       await running?.stop().then(
@@ -202,6 +205,19 @@ export async function runDev(options: DevOptions): Promise<void> {
       const args = [...cliNodeArgs(), name, ...(options.operatorModule ? ['--operator', options.operatorModule] : [])];
       supervisor.start({ name, command: process.execPath, args, env });
     }
+    // Started beside the examples' first passes (its first start builds it: minutes, once).
+    prometheus = startDemoPrometheus(
+      dir,
+      {
+        workerPort,
+        bridgePort,
+        api: `https://127.0.0.1:${apiPort}`,
+        apiCaFile: cert.ca,
+        temporalMetricsUrl: e.temporalMetricsUrl,
+      },
+      (l) => say(`  ${l}`),
+    );
+    prometheus.catch(() => {}); // reported where its link is printed
     const pids = supervisor.pids();
     say(
       `  worker, informer bridge and API started (homeostat worker | bridge | api: pids ${pids.worker} ${pids.bridge} ${pids.api}; restarted if they exit)`,
@@ -287,6 +303,12 @@ export async function runDev(options: DevOptions): Promise<void> {
     }
     say(
       `  metrics        worker http://127.0.0.1:${workerPort}/metrics · bridge http://127.0.0.1:${bridgePort}/metrics · api ${api}/metrics`,
+    );
+    say(
+      `  Prometheus     ${await prometheus.then(
+        (p) => `${p.url}/api/v1/query?query=controller_runtime_reconcile_total   (alerts ${p.url}/api/v1/alerts)`,
+        (err: unknown) => `not started: ${errorMessage(err)}`,
+      )}`,
     );
     say(`  env file       ${e.envFile}   (eval "$(${cli} env --stack-name ${stackName})")`);
     say(

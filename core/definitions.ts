@@ -80,6 +80,19 @@ export const reconcileMetricNames = {
   time: 'homeostat_reconcile_time_seconds',
 } as const;
 
+/**
+ * controller-runtime's reconcile metric names (sigs.k8s.io/controller-runtime
+ * `pkg/internal/controller/metrics`), exported beside {@link reconcileMetricNames} with its labels:
+ * `controller` (the lowercased kind, controller-runtime's default controller name) and, on `total`,
+ * `result` (`success`, `error`, `requeue`, `requeue_after`).
+ */
+export const controllerRuntimeMetricNames = {
+  total: 'controller_runtime_reconcile_total',
+  errors: 'controller_runtime_reconcile_errors_total',
+  terminalErrors: 'controller_runtime_terminal_reconcile_errors_total',
+  time: 'controller_runtime_reconcile_time_seconds',
+} as const;
+
 /** The lifecycle phases an object's `status.phase` reports, in the order of the CRD's enum. */
 export const phases = ['Pending', 'Reconciling', 'Ready', 'Degraded', 'Invalid', 'Deleting'] as const;
 

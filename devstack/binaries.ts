@@ -8,7 +8,14 @@ import { cacheDir, repoRoot } from './paths';
 export interface GoServer {
   /** Folder under `devstack/go/` and the binary's file name. */
   readonly name:
-    'temporal' | 'etcd' | 'kube-apiserver' | 'kubectl' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
+    | 'temporal'
+    | 'etcd'
+    | 'kube-apiserver'
+    | 'kubectl'
+    | 'kube-controller-manager'
+    | 'kube-scheduler'
+    | 'kwok'
+    | 'prometheus';
   /** The upstream version the wrapper module pins (part of the cache key). */
   readonly version: string;
   /** The main package to build. */
@@ -63,6 +70,10 @@ export const goServers: readonly GoServer[] = [
   // kwok's go.mod has no replace directives. The wrapper's own main is kwok's entry point plus
   // `kwok default-stages` (the stages kwokctl uses), see devstack/go/kwok/main.go.
   { name: 'kwok', version: 'v0.8.0', pkg: 'homeostat.dev/devstack/kwok', ldflags: '' },
+  // Prometheus (issue 30): scrapes the demo's processes; built only by what runs it (`homeostat dev`,
+  // the metrics tests), never by a plain stack. Go module v0.316.0 is Prometheus 3.x; built without the
+  // `builtinassets` tag (the module holds no compiled web UI), so its HTTP API serves and its UI does not.
+  { name: 'prometheus', version: 'v0.316.0', pkg: 'github.com/prometheus/prometheus/cmd/prometheus', ldflags: '' },
 ];
 
 /**

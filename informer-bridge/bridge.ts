@@ -20,6 +20,7 @@ import { referenceKey, ReferenceIndex, type ReferenceMapping, referenceMappings,
 import { Reflector, type ReflectorEvent } from './reflector';
 import { type Clock, isPrimary, type KubeObject, systemClock, type WatchedResource } from './types';
 import { auditObjectWorkflows, auditStopWaitMs } from './workflow-audit';
+import { WorkqueueMetrics } from './workqueue-metrics';
 
 function resourceName(r: WatchedResource): string {
   return r.group ? `${r.plural}.${r.group}` : r.plural;
@@ -66,6 +67,8 @@ export class Bridge {
     this.clock = options.clock ?? systemClock;
     this.metrics = options.metrics ?? new BridgeMetrics();
     const log = options.log;
+    const controllers = options.resources.filter(isPrimary).map((r) => r.kind.toLowerCase());
+    const workqueue = new WorkqueueMetrics(this.metrics.registry, this.clock, [...new Set(controllers)]);
     this.queue = new CoalescingQueue<ReconcileRequest>({
       deliver: signalDelivery({
         client: options.client,
@@ -90,17 +93,22 @@ export class Bridge {
       paused: true,
       clock: this.clock,
       random: options.random,
+      onAdded: (key, req) => workqueue.added(key, req),
+      onTaken: (key) => workqueue.taken(key),
       onMerged: () => this.metrics.signalsMerged.inc(),
       onDelivered: (key, req) => {
+        workqueue.done(key);
         this.metrics.signalsSent.inc({ reason: req.reason });
         log.debug({ workflowId: key, reason: req.reason, generation: req.generation }, 'signal delivered');
       },
       onFailed: (key, err, retryInMs) => {
+        workqueue.done(key, true);
         this.metrics.signalsFailed.inc();
         log.warn({ workflowId: key, err, retryInMs }, 'signal failed; will retry');
       },
       permanent: permanentDeliveryFailure,
       onDropped: (key, req, err, reason) => {
+        workqueue.done(key);
         this.metrics.signalsDropped.inc({ reason });
         log.error({ workflowId: key, err, reason, request: req }, 'signal dropped: it can never be delivered');
       },

@@ -53,9 +53,15 @@ export interface CoalescingQueueOptions<T> {
   readonly clock?: Clock;
   /** @default Math.random */
   readonly random?: Random;
-  /** Called for observability: an item merged into a pending one, a delivery done or failed. */
+  /** Observability: a key got a pending item (a new one, or a failed delivery's item put back). */
+  readonly onAdded?: (key: string, item: T) => void;
+  /** Observability: an item merged into the key's pending one. */
   readonly onMerged?: (key: string) => void;
+  /** Observability: a key's pending item was taken for delivery. */
+  readonly onTaken?: (key: string, item: T) => void;
+  /** Observability: a delivery succeeded. */
   readonly onDelivered?: (key: string, item: T) => void;
+  /** Observability: a delivery failed and is retried after `retryInMs`. */
   readonly onFailed?: (key: string, err: unknown, retryInMs: number) => void;
   /** An item dropped after a failure that cannot succeed (`reason` from {@link CoalescingQueueOptions.permanent}). */
   readonly onDropped?: (key: string, item: T, err: unknown, reason: string) => void;
@@ -139,6 +145,7 @@ export class CoalescingQueue<T> {
       this.opts.onMerged?.(key);
     } else {
       entry.pending = item;
+      this.opts.onAdded?.(key, item);
     }
     if (!entry.inFlight && !entry.timer) this.markReady(key, entry);
     this.pump();
@@ -209,6 +216,7 @@ export class CoalescingQueue<T> {
       entry.pending = undefined;
       entry.inFlight = true;
       this.active++;
+      this.opts.onTaken?.(key, item);
       void this.deliver(key, entry, item);
     }
   }
@@ -228,6 +236,7 @@ export class CoalescingQueue<T> {
         this.opts.onDropped?.(key, item, err, dropped);
         return this.settle(key, entry, this.opts.minIntervalMs ?? 500);
       }
+      if (entry.pending === undefined) this.opts.onAdded?.(key, item);
       entry.pending = entry.pending !== undefined ? this.opts.merge(item, entry.pending) : item;
       entry.backoff ??= new Backoff({
         initialMs: 500,

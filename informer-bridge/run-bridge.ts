@@ -10,9 +10,11 @@ import { Bridge } from './bridge';
 import type { BridgeConfig } from './config';
 import { fairnessSetting } from '../config/fairness-weights';
 import { BridgeMetrics } from './metrics';
+import { registerPhaseMetrics } from './phase-metrics';
 import { startHttpServer } from './server';
 import type { Operator } from '../core/operator';
 import { watchedResourcesFor } from './operator-resources';
+import { isPrimary } from './types';
 
 /** A running bridge component. */
 export interface RunningBridge {
@@ -68,6 +70,16 @@ export async function startBridgeComponent(options: {
       retryPeriodMs: config.HOMEOSTAT_BRIDGE_RETRY_PERIOD_SECONDS * 1000,
     },
   });
+  // Every resource reports `synced` from the start (0 until its first list), so "not synced" can alert.
+  for (const r of resources) bridge.metrics.synced.set({ resource: r.group ? `${r.plural}.${r.group}` : r.plural }, 0);
+  registerPhaseMetrics(
+    bridge.metrics.registry,
+    resources.filter(isPrimary).map((r) => ({
+      group: r.group,
+      kind: r.kind,
+      objects: () => bridge.cacheOf(r.group, r.kind)?.values() ?? [],
+    })),
+  );
   const { server, port } = await startHttpServer(bridge, config.HOMEOSTAT_BRIDGE_PORT);
   log.info({ port }, 'http listening');
   bridge.start();

@@ -20,12 +20,12 @@ import {
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/create-activities';
 import type { RolloutMode } from '../config/worker-versioning';
-import { defaultTaskQueue, reconcileMetricNames } from '../core/definitions';
+import { controllerRuntimeMetricNames, defaultTaskQueue, reconcileMetricNames } from '../core/definitions';
 import { assertOperator, type Operator } from '../core/operator';
 import { deploymentVersionString, resolveDeploymentVersion } from './deployment-version';
 import { establishVersionRouting } from './first-version';
 import { PinoTemporalLogger } from './logger';
-import { reconcileTimeBuckets } from './metrics';
+import { controllerRuntimeReconcileTimeBuckets, reconcileTimeBuckets } from './metrics';
 
 /** The workflow entry module: the generic object workflow, which serves every operator. */
 export const defaultWorkflowsPath = require.resolve('../workflows');
@@ -62,7 +62,10 @@ export function installRuntime(logger: Logger, options: RuntimeOptions = {}): bo
                 prometheus: {
                   bindAddress: options.prometheusBindAddress,
                   useSecondsForDurations: true,
-                  histogramBucketOverrides: { [reconcileMetricNames.time]: reconcileTimeBuckets },
+                  histogramBucketOverrides: {
+                    [reconcileMetricNames.time]: reconcileTimeBuckets,
+                    [controllerRuntimeMetricNames.time]: controllerRuntimeReconcileTimeBuckets,
+                  },
                 },
               },
             }

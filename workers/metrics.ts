@@ -3,7 +3,10 @@
  * - the reconcile metrics, controller-runtime style, emitted by the object workflow through the
  *   workflow `metricMeter` (replay-safe: nothing is emitted while a history is replayed):
  *   `homeostat_reconcile_total{group,kind,result}`, `homeostat_reconcile_errors_total{group,kind}`,
- *   `homeostat_reconcile_time_seconds{group,kind}` (histogram);
+ *   `homeostat_reconcile_time_seconds{group,kind}` (histogram); and under controller-runtime's names
+ *   `controller_runtime_reconcile_total{controller,result}`, `controller_runtime_reconcile_errors_total`,
+ *   `controller_runtime_terminal_reconcile_errors_total`, `controller_runtime_reconcile_time_seconds`
+ *   (its buckets), `controller` being the lowercased kind;
  * - the Temporal SDK's own metrics (`temporal_*`: task latencies, slots, polls, sticky cache…);
  * both exported by the Core runtime's Prometheus exporter on a loopback port and merged here;
  * - `homeostat_workqueue_depth{name,type}`: the task queue's backlog (tasks waiting for a worker),
@@ -17,7 +20,16 @@ import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 /** Histogram buckets of `homeostat_reconcile_time_seconds`, in seconds (controller-runtime's range). */
 export const reconcileTimeBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
-export { reconcileMetricNames } from '../core/definitions';
+/**
+ * Histogram buckets of `controller_runtime_reconcile_time_seconds`, in seconds: controller-runtime's own
+ * (`pkg/internal/controller/metrics`), so its dashboards' quantiles read the same.
+ */
+export const controllerRuntimeReconcileTimeBuckets = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75,
+  2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+
+export { controllerRuntimeMetricNames, reconcileMetricNames } from '../core/definitions';
 
 /** A free loopback port for the Core runtime's Prometheus exporter. */
 export async function freeLoopbackPort(): Promise<number> {

@@ -383,7 +383,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         result = entity.outcome('degraded', entity.currentGeneration ?? 0);
       }
       entity.reconciling = false;
-      metrics.record(result.result, (Date.now() - passStartedAt) / 1000);
+      metrics.record(result.result, (Date.now() - passStartedAt) / 1000, result.requeueAfterMs);
       entity.finishPass(result);
       upsertIfChanged();
       log.info('pass finished', {

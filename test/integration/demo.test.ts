@@ -9,10 +9,11 @@ import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { stackDir, stacksRoot } from '../../devstack';
+import { ensureBinary, goServers, stackDir, stacksRoot } from '../../devstack';
 import { postgresDataDir } from '../../devstack/components/postgres';
 import { eventually } from '../support/eventually';
 import { randomSuffix } from '../support/harness';
+import { dashboardQueries, promQuery, promRules, promTargets, shippedAlertNames } from '../support/prometheus';
 
 const cli = join(__dirname, '../../cli/homeostat.ts');
 const tsx = pathToFileURL(require.resolve('tsx')).href;
@@ -82,6 +83,15 @@ function nobodyCanRead(path: string): boolean {
 }
 
 describe('the demo (homeostat dev, what npm run demo runs)', () => {
+  // The demo's Prometheus is built here when the cache has none (a cold CI run: minutes, once), so the
+  // demos below do not wait for it within their own deadlines.
+  beforeAll(async () => {
+    await ensureBinary(
+      goServers.find((s) => s.name === 'prometheus')!,
+      (l) => process.stderr.write(`[demo] ${l}\n`),
+    );
+  }, 3_600_000);
+
   it('given two project folders, two demos run side by side on stacks of their own and each brings its examples to Ready, prints the links and stops everything', async () => {
     // No --stack-name: each project's default name is its own (issue 31: every project's demo used the
     // same stack name, so a second demo stopped the first one's stack).
@@ -145,6 +155,13 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
 
       const [, worker, bridge] = /metrics\s+worker (\S+) · bridge (\S+) · api \S+/.exec(out)!;
 
+      const scrape = async (url: string) => (await fetch(url)).text();
+      // controller-runtime's names, with its labels (the controller is the lowercased kind).
+      const crSuccess = async () =>
+        sample(await scrape(worker!), 'controller_runtime_reconcile_total', { controller: 'app', result: 'success' });
+      const successBefore = await crSuccess();
+      expect(successBefore).toBeGreaterThan(0);
+
       // An API-triggered reconcile with the printed token.
       const reconcile = await httpsCall(
         `${api}/v1/objects/homeostat.dev/v1alpha1/App/pony-prod/pony-spawner/reconcile`,
@@ -157,8 +174,15 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       expect(reconcile.status).toBe(200);
       expect(JSON.parse(reconcile.body)).toMatchObject({ outcome: { result: 'ready', phase: 'Ready' } });
 
-      const scrape = async (url: string) => (await fetch(url)).text();
       const workerMetrics = await scrape(worker!);
+      // The API's pass moved controller-runtime's counter, read as kubebuilder dashboards read it.
+      expect(
+        sample(workerMetrics, 'controller_runtime_reconcile_total', { controller: 'app', result: 'success' }),
+      ).toBe(successBefore! + 1);
+      expect(sample(workerMetrics, 'controller_runtime_reconcile_errors_total', { controller: 'app' })).toBe(0);
+      expect(
+        sample(workerMetrics, 'controller_runtime_reconcile_time_seconds_bucket', { controller: 'app', le: '0.15' }),
+      ).toBeDefined();
       // Reconcile passes per kind and result (from the workflow metricMeter through Core's exporter).
       expect(sample(workerMetrics, 'homeostat_reconcile_total', { kind: 'App', result: 'ready' })).toBeGreaterThan(1);
       expect(
@@ -194,14 +218,58 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
         (depth) => depth === 0,
       );
 
+      // The bridge's delivery queue under controller-runtime's workqueue names, one queue per kind.
+      const crQueue = { name: 'app', controller: 'app' };
+      expect(sample(bridgeMetrics, 'workqueue_adds_total', crQueue)).toBeGreaterThan(0);
+      expect(sample(bridgeMetrics, 'workqueue_queue_duration_seconds_count', crQueue)).toBeGreaterThan(0);
+      expect(sample(bridgeMetrics, 'workqueue_work_duration_seconds_count', crQueue)).toBeGreaterThan(0);
+      expect(sample(bridgeMetrics, 'workqueue_retries_total', crQueue)).toBeGreaterThanOrEqual(0);
+      expect(sample(bridgeMetrics, 'workqueue_longest_running_processor_seconds', crQueue)).toBeGreaterThanOrEqual(0);
+      await eventually(
+        'the app queue drained',
+        async () => sample(await scrape(bridge!), 'workqueue_depth', { name: 'app' }),
+        (depth) => depth === 0,
+      );
+
       const apiMetrics = (await httpsCall(`${api}/metrics`, { ca })).body;
       expect(sample(apiMetrics, 'homeostat_api_reconciles_total', { kind: 'App' })).toBe(1);
       expect(sample(apiMetrics, 'homeostat_api_requests_total')).toBeGreaterThan(0);
+
+      // The demo's Prometheus scrapes all four processes, every dashboard panel's query finds data in
+      // it, and the shipped alerting rules are loaded and evaluate without error.
+      const [, prometheus] = /Prometheus\s+(http:\/\/127\.0\.0\.1:\d+)\/api\/v1\/query/.exec(out)!;
+      await eventually(
+        'every scrape target up',
+        () => promTargets(prometheus!),
+        (targets) => targets.length === 4 && targets.every((t) => t.health === 'up'),
+      );
+      for (const { panel, expr } of dashboardQueries()) {
+        const found = await eventually(
+          `data for the panel "${panel}" (${expr})`,
+          () => promQuery(prometheus!, expr),
+          (r) => r.length > 0,
+        );
+        console.log(`${panel}: ${found.map((r) => `${JSON.stringify(r.metric)} ${r.value[1]}`).join(', ')}`);
+      }
+      const rules = await eventually(
+        'the alerting rules evaluated',
+        () => promRules(prometheus!),
+        (r) => r.length > 0 && r.every((rule) => rule.health === 'ok'),
+      );
+      expect(rules.map((r) => r.name)).toEqual(shippedAlertNames());
+      console.log(rules.map((r) => `${r.name}: ${r.state}`).join('\n'));
 
       demo.child.kill('SIGINT');
       expect(await demo.exited).toBe(0);
       expect(demo.output()).toContain('stopped');
       expect(existsSync(stackDir(name))).toBe(false);
+      // Prometheus stopped with the rest.
+      expect(
+        await fetch(`${prometheus}/-/ready`).then(
+          () => 'up',
+          () => 'down',
+        ),
+      ).toBe('down');
     } finally {
       if (demo.child.exitCode === null) {
         demo.child.kill('SIGINT');
