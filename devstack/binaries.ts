@@ -22,6 +22,8 @@ export interface GoServer {
   readonly pkg: string;
   /** Extra `-ldflags`. */
   readonly ldflags: string;
+  /** Go build tags (part of the cache key). @default none */
+  readonly tags?: string;
 }
 
 const kubeLdflags = [
@@ -73,7 +75,15 @@ export const goServers: readonly GoServer[] = [
   // Prometheus (issue 30): scrapes the demo's processes; built only by what runs it (`homeostat dev`,
   // the metrics tests), never by a plain stack. Go module v0.316.0 is Prometheus 3.x; built without the
   // `builtinassets` tag (the module holds no compiled web UI), so its HTTP API serves and its UI does not.
-  { name: 'prometheus', version: 'v0.316.0', pkg: 'github.com/prometheus/prometheus/cmd/prometheus', ldflags: '' },
+  // Only static targets are scraped: `remove_all_sd` leaves out every service-discovery provider (the
+  // cloud SDKs and client-go), which is most of a cold build.
+  {
+    name: 'prometheus',
+    version: 'v0.316.0',
+    pkg: 'github.com/prometheus/prometheus/cmd/prometheus',
+    ldflags: '',
+    tags: 'remove_all_sd',
+  },
 ];
 
 /**
@@ -90,6 +100,7 @@ export function binaryPath(server: GoServer, env: NodeJS.ProcessEnv = process.en
     .sort()) {
     hasher.update(file).update(readFileSync(join(moduleDir, file)));
   }
+  if (server.tags) hasher.update(`tags:${server.tags}`);
   const hash = hasher.digest('hex').slice(0, 12);
   return join(cacheDir(env), 'bin', server.name, `${server.version}-${hash}`, server.name);
 }
@@ -157,7 +168,8 @@ export async function ensureBinary(server: GoServer, progress: Progress = () => 
   );
   progress(`  downloading Go modules for ${server.name}…`);
   await run('go', ['mod', 'download'], moduleDir);
-  const deps = (await run('go', ['list', '-deps', server.pkg], moduleDir)).split('\n').filter(Boolean).length;
+  const tags = server.tags ? ['-tags', server.tags] : [];
+  const deps = (await run('go', ['list', '-deps', ...tags, server.pkg], moduleDir)).split('\n').filter(Boolean).length;
   let compiled = 0;
   let lastReport = Date.now();
   const tmp = `${target}.${process.pid}.tmp`;
@@ -165,7 +177,7 @@ export async function ensureBinary(server: GoServer, progress: Progress = () => 
   try {
     await run(
       'go',
-      ['build', '-v', '-trimpath', '-ldflags', `-s -w ${server.ldflags}`.trim(), '-o', tmp, server.pkg],
+      ['build', '-v', '-trimpath', ...tags, '-ldflags', `-s -w ${server.ldflags}`.trim(), '-o', tmp, server.pkg],
       moduleDir,
       () => {
         compiled += 1;
