@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { type Stack, startStack } from '../devstack';
+import { readState } from '../devstack/stack-state';
 import { describeEnvironment } from './machine';
 import { installBenchCrd, kubeFrom } from './objects';
 import { type BenchResult, writeResults } from './report';
@@ -19,6 +20,7 @@ import { costScenario } from './scenarios/cost';
 import { latencyScenario } from './scenarios/latency';
 import { memoryScenario } from './scenarios/memory';
 import { noisyNeighbourScenario } from './scenarios/noisy-neighbour';
+import { scaleScenario } from './scenarios/scale';
 import { stormScenario } from './scenarios/storm';
 import { type SizeName, sizes } from './sizes';
 import { type BenchContext, connectClient, startWorkers, type WorkerPlacement } from './systems';
@@ -114,6 +116,9 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       workDir,
       runId,
       progress,
+      serverPids: Object.fromEntries(
+        Object.entries(readState(stack.name)?.processes ?? {}).map(([name, proc]) => [name, proc.pid]),
+      ),
     };
     const environment = await describeEnvironment(kube.kc, client);
     const t0 = performance.now();
@@ -133,6 +138,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       parameters.noisyFloodObjects,
       parameters.noisyQuietChanges,
     );
+    const scale = await scaleScenario(ctx, parameters.scale);
     const atRest = await rest.finish();
     const result: BenchResult = {
       size,
@@ -140,7 +146,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       workers,
       environment,
       durationSeconds: Math.round((performance.now() - t0) / 1000),
-      scenarios: { latency, burst, storm, memory, cost, atRest, noisyNeighbour },
+      scenarios: { latency, burst, storm, memory, cost, atRest, noisyNeighbour, scale },
     };
     const files = writeResults(result, options.resultsDir ?? join(__dirname, 'results'));
     return { result, files };

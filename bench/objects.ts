@@ -79,20 +79,35 @@ export interface BenchObjectBody {
   status?: { observedGeneration?: number; phase?: string };
 }
 
-/** Creates a `BenchObject`. */
+/** Creates a `BenchObject` (with `labels`, if given). */
 export async function createObject(
   kube: Kube,
   namespace: string,
   name: string,
   spec: { round?: number; payload?: string } = {},
+  labels?: Record<string, string>,
 ): Promise<BenchObjectBody> {
+  const metadata = { name, ...(labels ? { labels } : {}) };
   return (await kube.custom.createNamespacedCustomObject({
     group: benchPlan.group,
     version: benchPlan.version,
     plural: benchPlan.plural,
     namespace,
-    body: { apiVersion: `${benchPlan.group}/${benchPlan.version}`, kind: benchPlan.kind, metadata: { name }, spec },
+    body: { apiVersion: `${benchPlan.group}/${benchPlan.version}`, kind: benchPlan.kind, metadata, spec },
   })) as BenchObjectBody;
+}
+
+/** Merge-patches a `BenchObject`; returns the object as stored. */
+export async function patchObject(
+  kube: Kube,
+  namespace: string,
+  name: string,
+  body: { spec?: { round?: number; payload?: string }; metadata?: { annotations?: Record<string, string> } },
+): Promise<BenchObjectBody> {
+  return (await kube.custom.patchNamespacedCustomObject(
+    { group: benchPlan.group, version: benchPlan.version, plural: benchPlan.plural, namespace, name, body },
+    mergePatch,
+  )) as BenchObjectBody;
 }
 
 /** Merge-patches a `BenchObject`'s spec; returns the object as stored (with its new generation). */
@@ -102,17 +117,7 @@ export async function patchSpec(
   name: string,
   spec: { round?: number; payload?: string },
 ): Promise<BenchObjectBody> {
-  return (await kube.custom.patchNamespacedCustomObject(
-    {
-      group: benchPlan.group,
-      version: benchPlan.version,
-      plural: benchPlan.plural,
-      namespace,
-      name,
-      body: { spec },
-    },
-    mergePatch,
-  )) as BenchObjectBody;
+  return patchObject(kube, namespace, name, { spec });
 }
 
 /** Runs `fn` for 0..n-1 with at most `concurrency` calls in flight. */

@@ -8,6 +8,8 @@ import type { CostResult } from './scenarios/cost';
 import type { LatencyResult } from './scenarios/latency';
 import type { MemoryResult } from './scenarios/memory';
 import type { NoisyNeighbourResult } from './scenarios/noisy-neighbour';
+import type { ScaleResult } from './scenarios/scale';
+import { scaleMarkdown } from './scenarios/scale-report';
 import type { StormResult } from './scenarios/storm';
 import type { BenchSize, SizeName } from './sizes';
 import { ratio, round } from './stats';
@@ -31,6 +33,8 @@ export interface BenchResult {
     readonly atRest: AtRestResult;
     /** Scenario 7 (results before it existed have none). */
     readonly noisyNeighbour?: NoisyNeighbourResult;
+    /** Scenario 8 (results before it existed have none). */
+    readonly scale?: ScaleResult;
   };
 }
 
@@ -166,6 +170,7 @@ export function markdown(result: BenchResult): string {
     table,
     '',
     ...(noisyTable ? [noisyTable] : []),
+    ...(result.scenarios.scale ? [scaleMarkdown(result.scenarios.scale)] : []),
     `Ratios are homeostat ÷ baseline: above 1 homeostat takes more time, memory or money (for objects/s, below 1 it is slower). ` +
       `Price: ${cost.price.assumption}. Minimum per pass for N steps as regular activities: 4 + 6N events, 1 + N actions (local activities: a signal and one workflow task of markers, 2 actions). ` +
       `A steady pass is a reconcile request for an object already Ready (homeostat: observe + ${cost.steps} steps, status unchanged so not written; raw: ${cost.steps} steps + its status write). ` +

@@ -1,5 +1,6 @@
 /** The benchmark's sizes: `full` (the figures in `bench/results/`) and `small` (part of the test command). */
 import type { AtRestSize } from './scenarios/at-rest';
+import type { ScaleSize } from './scenarios/scale';
 
 /** How much each scenario does. */
 export interface BenchSize {
@@ -21,6 +22,8 @@ export interface BenchSize {
   readonly noisyFloodObjects: number;
   /** Scenario 7: team B's changes measured with A quiet (one a second). */
   readonly noisyQuietChanges: number;
+  /** Scenario 8: objects, namespaces and the rest windows of the scale scenario. */
+  readonly scale: ScaleSize;
 }
 
 /** The size names. */
@@ -39,6 +42,8 @@ export const sizes: Record<SizeName, BenchSize> = {
     atRest: { shortInterval: '1 minute', shortCycles: 5 },
     noisyFloodObjects: 5000,
     noisyQuietChanges: 30,
+    // 50,000 objects: the same with `objects: 50_000` (`npm run bench -- --scale-objects 50000`).
+    scale: { objects: 10_000, namespaces: 100, restSeconds: 600, driftInterval: '5 minutes' },
   },
   small: {
     latencyObjects: 10,
@@ -51,5 +56,6 @@ export const sizes: Record<SizeName, BenchSize> = {
     atRest: { shortInterval: '30 seconds', shortCycles: 1, defaultOverride: '30 seconds' },
     noisyFloodObjects: 100,
     noisyQuietChanges: 5,
+    scale: { objects: 500, namespaces: 20, restSeconds: 60, driftInterval: '30 seconds' },
   },
 };

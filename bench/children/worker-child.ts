@@ -9,11 +9,11 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { createHomeostatWorker } from '../../workers/create-worker';
 import { rawWorkerOptions } from '../raw/activities';
-import { benchReconciler, benchRegularReconciler } from '../reconciler';
+import { benchDriftReconciler, benchReconciler, benchRegularReconciler } from '../reconciler';
 import { childOptions, exitWithParent, measureMemory, report } from './measure';
 
 /** Which worker the child runs. */
-export type WorkerChildSystem = 'homeostat' | 'homeostatRegular' | 'raw';
+export type WorkerChildSystem = 'homeostat' | 'homeostatRegular' | 'homeostatDrift' | 'raw';
 
 /** The options of a worker child (JSON in its first argument). */
 export interface WorkerChildOptions {
@@ -28,6 +28,13 @@ export interface WorkerChildOptions {
   /** The worker's identity in Temporal. */
   identity?: string;
 }
+
+/** homeostat's operators, by system. */
+const operators = {
+  homeostat: { name: 'bench', reconcilers: [benchReconciler] },
+  homeostatRegular: { name: 'bench-regular', reconcilers: [benchRegularReconciler] },
+  homeostatDrift: { name: 'bench-drift', reconcilers: [benchDriftReconciler] },
+};
 
 async function main(): Promise<void> {
   const opts = childOptions<WorkerChildOptions>();
@@ -51,10 +58,7 @@ async function main(): Promise<void> {
         })
       : await createHomeostatWorker({
           ...common,
-          operator:
-            system === 'homeostat'
-              ? { name: 'bench', reconcilers: [benchReconciler] }
-              : { name: 'bench-regular', reconcilers: [benchRegularReconciler] },
+          operator: operators[system],
           kc,
           logger: pino({ level: 'warn' }, pino.destination(2)),
         });
