@@ -47,6 +47,8 @@ export interface RunBenchOptions {
    * @default 'processes'
    */
   readonly workers?: WorkerPlacement;
+  /** Objects of the scale scenario instead of the size's (the 50,000 step). @default the size's `scale.objects` */
+  readonly scaleObjects?: number;
 }
 
 /** What {@link runBench} returns: the result and the files it wrote. */
@@ -58,7 +60,9 @@ export interface RunBenchOutcome {
 /** Runs the benchmark and writes its results. */
 export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchOutcome> {
   const size = options.size ?? 'full';
-  const parameters = sizes[size];
+  const parameters = options.scaleObjects
+    ? { ...sizes[size], scale: { ...sizes[size].scale, objects: options.scaleObjects } }
+    : sizes[size];
   const workers = options.workers ?? 'processes';
   const progress = options.progress ?? ((line: string) => process.stderr.write(`[bench] ${line}\n`));
   const workDir = mkdtempSync(join(tmpdir(), 'homeostat-bench-'));

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process]`: starts a local stack, runs the five scenarios
+ * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process] [--scale-objects N]`: starts a local stack, runs the five scenarios
  * against homeostat and its baselines, prints the markdown table, writes the results and stops the
  * stack (also on Ctrl-C).
  */
@@ -8,8 +8,14 @@ import { runBench } from './bench';
 import type { SizeName } from './sizes';
 import type { WorkerPlacement } from './systems';
 
-function parseArgs(argv: readonly string[]): { size: SizeName; out?: string; workers: WorkerPlacement } {
+function parseArgs(argv: readonly string[]): {
+  size: SizeName;
+  out?: string;
+  workers: WorkerPlacement;
+  scaleObjects?: number;
+} {
   let size: SizeName = 'full';
+  let scaleObjects: number | undefined;
   let out: string | undefined;
   let workers: WorkerPlacement = 'processes';
   for (let i = 0; i < argv.length; i++) {
@@ -29,14 +35,18 @@ function parseArgs(argv: readonly string[]): { size: SizeName; out?: string; wor
       if (v !== 'processes' && v !== 'in-process')
         throw new Error(`--workers must be processes or in-process, not ${v}`);
       workers = v;
+    } else if (arg.startsWith('--scale-objects')) {
+      scaleObjects = Number(value());
+      if (!Number.isInteger(scaleObjects) || scaleObjects < 1)
+        throw new Error(`--scale-objects must be a positive integer`);
     } else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        'usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process]\n',
+        'usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--scale-objects N]\n',
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
   }
-  return { size, workers, ...(out ? { out } : {}) };
+  return { size, workers, ...(out ? { out } : {}), ...(scaleObjects ? { scaleObjects } : {}) };
 }
 
 async function main(): Promise<void> {
@@ -46,6 +56,7 @@ async function main(): Promise<void> {
     size: args.size,
     workers: args.workers,
     ...(args.out ? { resultsDir: args.out } : {}),
+    ...(args.scaleObjects ? { scaleObjects: args.scaleObjects } : {}),
   });
   process.stdout.write(`\n${readFileSync(files.md, 'utf8')}\n`);
   process.stdout.write(

@@ -24,6 +24,22 @@ export function scaleMarkdown(scale: ScaleResult): string {
     h.rest.percentCorePer1000,
     c.rest.percentCorePer1000,
   );
+  // The whole processes' CPU: most of it at small sizes is what a process costs with nothing to do.
+  const whole: [string, string | undefined][] = [
+    ['worker (controller: its process)', 'bench'],
+    ['bridge', undefined],
+    ['temporal', 'temporal'],
+    ['kube-apiserver', 'kube-apiserver'],
+  ];
+  for (const [label, theirs] of whole) {
+    const name = label.split(' ')[0]!;
+    row(
+      '',
+      `CPU s/min, whole process: ${label}`,
+      h.rest.cpu[name]?.cpuSecondsPerMinute,
+      theirs ? c.rest.cpu[theirs]?.cpuSecondsPerMinute : undefined,
+    );
+  }
   row('', 'CPU s/min per 1,000 objects: worker', perK(h.rest.cpu, 'worker'));
   row('', 'CPU s/min per 1,000 objects: bridge', perK(h.rest.cpu, 'bridge'));
   for (const server of ['temporal', 'kube-apiserver', 'etcd']) {

@@ -22,7 +22,7 @@ describe('bench: homeostat against its baselines (small size)', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('given the small size, it runs all seven scenarios for every system on the run stack and writes results with numbers', async () => {
+  it('given the small size, it runs all eight scenarios for every system on the run stack and writes results with numbers', async () => {
     const name = process.env.HOMEOSTAT_TEST_STACK;
     if (!name) throw new Error('HOMEOSTAT_TEST_STACK is not set: run integration tests through jest (global setup)');
     const stack = await Stack.attach(name);
@@ -39,6 +39,7 @@ describe('bench: homeostat against its baselines (small size)', () => {
       'latency',
       'memory',
       'noisyNeighbour',
+      'scale',
       'storm',
     ]);
     const systems = ['homeostat', 'homeostatRegular', 'rawTemporal', 'controller'];
@@ -86,6 +87,14 @@ describe('bench: homeostat against its baselines (small size)', () => {
       expect(o.checks).toBeGreaterThanOrEqual(1);
       expect(o.actions).toBeGreaterThan(0);
     }
+
+    // Scale: every object created and Ready on both systems, the restart confirmed, drift checks counted.
+    const scale = result.scenarios.scale;
+    expect(scale.homeostat.create.latency.n).toBe(result.parameters.scale.objects);
+    expect(scale.controller.create.latency.n).toBe(result.parameters.scale.objects);
+    expect(scale.homeostat.memory.bridgeCached).toBe(result.parameters.scale.objects);
+    expect(scale.homeostat.change.latency.n).toBe(Math.max(1, Math.round(result.parameters.scale.objects / 100)));
+    expect(scale.homeostat.drift.history.checks).toBeGreaterThan(0);
 
     // The markdown table has a row per metric and the environment it was measured in.
     const md = readFileSync(files.md, 'utf8');
