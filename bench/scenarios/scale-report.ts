@@ -70,12 +70,13 @@ export function scaleMarkdown(scale: ScaleResult): string {
   );
   row('', 'change → Ready, p99 (ms)', h.change.latency.p99Ms, c.change.latency.p99Ms);
   const d = h.drift;
-  row(`5. drift checks every ${d.interval} (${d.seconds} s)`, 'checks run', d.history.checks);
-  row('', 'actions per check', d.actionsPerCheck);
-  row('', 'CPU ms per check: worker + bridge', round2((d.cpuMsPerCheck.worker ?? 0) + (d.cpuMsPerCheck.bridge ?? 0)));
+  row(`5. drift checks every ${d.interval} (${d.seconds} s)`, 'drift timers fired', d.history.checks, undefined);
+  row('', 'passes run (checks, and annotation passes left over)', d.history.passes);
+  row('', 'actions per pass', d.actionsPerCheck);
+  row('', 'CPU ms per pass: worker + bridge', round2((d.cpuMsPerCheck.worker ?? 0) + (d.cpuMsPerCheck.bridge ?? 0)));
   row(
     '',
-    'CPU ms per check: Temporal + kube-apiserver + etcd',
+    'CPU ms per pass: Temporal + kube-apiserver + etcd',
     round2(['temporal', 'kube-apiserver', 'etcd'].reduce((s, n) => s + (d.cpuMsPerCheck[n] ?? 0), 0)),
   );
   row('', 'at the 30-minute default: actions/s per 10,000 objects', d.atDefault.actionsPerSecondPer10000, 0);

@@ -106,8 +106,9 @@ export interface ScaleHomeostat extends ScaleSteps {
   /** Step 5: the rest window at the short interval, and the costs per check derived from it. */
   readonly drift: RestWindow & {
     readonly interval: string;
+    /** Actions per drift pass (the window's passes: its checks, and any pass of the annotation left over). */
     readonly actionsPerCheck: number;
-    /** CPU ms per check by process, above the floor window. */
+    /** CPU ms per drift pass by process, above the floor window. */
     readonly cpuMsPerCheck: Record<string, number>;
     /** At the plan's 30-minute default: floor + checks/s × cost per check. */
     readonly atDefault: { readonly actionsPerSecondPer10000: number; readonly percentCorePer1000: number };
@@ -385,13 +386,15 @@ async function runHomeostat(ctx: BenchContext, size: ScaleSize): Promise<ScaleHo
     while ((await bridgeMetrics(running.bridge)).dirty > 0) await sleep(500);
     await sleep(durationMs(size.driftInterval, 0)); // the annotation's passes end; every timer is the short one
     const drift = await restWindow(ctx, size.objects, size.restSeconds, pids(), ['worker', 'bridge'], ids);
-    const checks = Math.max(1, drift.history.checks);
+    // Per pass, not per timer fired: a pass of the annotation still running in the window costs what a
+    // check does (a workflow task of local activities and the timer it arms), and is counted as one.
+    const passes = Math.max(1, drift.history.passes);
     const cpuMsPerCheck: Record<string, number> = {};
     for (const [name, c] of Object.entries(drift.cpu)) {
       const above = c.cpuSecondsPerMinute - (rest.cpu[name]?.cpuSecondsPerMinute ?? 0);
-      cpuMsPerCheck[name] = round(((above / 60) * drift.seconds * 1000) / checks, 2);
+      cpuMsPerCheck[name] = round(((above / 60) * drift.seconds * 1000) / passes, 2);
     }
-    const actionsPerCheck = round(drift.history.actions / checks, 2);
+    const actionsPerCheck = round(drift.history.actions / passes, 2);
     const defaultChecksPer1000PerSecond = 1000 / (defaultIntervalMs / 1000);
     const ownMsPerCheck = (cpuMsPerCheck.worker ?? 0) + (cpuMsPerCheck.bridge ?? 0);
     const atDefault = {
