@@ -131,6 +131,8 @@ export interface ScaleResult {
 const MiB = 1024 * 1024;
 const defaultIntervalMs = durationMs(benchDriftPlan.driftCheckInterval, 0);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** How long the restart's confirmation (and the annotations' delivery) may take before the run fails. */
+const confirmTimeoutMs = 20 * 60_000;
 
 /** The objects of one system: names, namespaces, and a Ready watch per namespace. */
 class Fleet {
@@ -358,6 +360,13 @@ async function runHomeostat(ctx: BenchContext, size: ScaleSize): Promise<ScaleHo
     await Promise.all([running.worker.next('ready', 300_000), running.bridge.next('ready', 300_000)]);
     let after = await bridgeMetrics(running.bridge);
     while (after.auditsOk < 1 || after.dirty > 0) {
+      // An audit whose listing of the running workflows outlasts its deadline fails and is retried at
+      // the next resync: a bound, so a run that cannot confirm says so instead of waiting forever.
+      if (performance.now() - killedAt > confirmTimeoutMs) {
+        throw new Error(
+          `scale: not confirmed in line ${confirmTimeoutMs / 1000} s after the restart: ${JSON.stringify(after)}`,
+        );
+      }
       await sleep(250);
       after = await bridgeMetrics(running.bridge);
     }
@@ -383,7 +392,9 @@ async function runHomeostat(ctx: BenchContext, size: ScaleSize): Promise<ScaleHo
         metadata: { annotations: { [driftCheckAnnotation]: size.driftInterval } },
       });
     });
-    while ((await bridgeMetrics(running.bridge)).dirty > 0) await sleep(500);
+    for (const t0 = performance.now(); (await bridgeMetrics(running.bridge)).dirty > 0; await sleep(500)) {
+      if (performance.now() - t0 > confirmTimeoutMs) throw new Error('scale: the annotations were never all delivered');
+    }
     await sleep(durationMs(size.driftInterval, 0)); // the annotation's passes end; every timer is the short one
     const drift = await restWindow(ctx, size.objects, size.restSeconds, pids(), ['worker', 'bridge'], ids);
     // Per pass, not per timer fired: a pass of the annotation still running in the window costs what a
