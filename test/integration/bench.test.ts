@@ -104,5 +104,5 @@ describe('bench: homeostat against its baselines (small size)', () => {
     expect(md).toContain('per million actions');
     expect(result.environment.versions.kubernetes).toMatch(/^v1\./);
     process.stdout.write(`${md}\n`);
-  }, 1_200_000);
+  }, 1_800_000);
 });
