@@ -1,6 +1,6 @@
 /**
  * One benchmark run: on a given stack (or one it starts and stops), bundles and starts the workers,
- * installs the `BenchObject` CRD, runs the eight scenarios (the at-rest one beside the others), or the ones asked for, and
+ * installs the `BenchObject` CRD, runs the nine scenarios (the at-rest one beside the others), or the ones asked for, and
  * writes the results.
  */
 import { randomBytes } from 'node:crypto';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { type Stack, startStack } from '../devstack';
+import { readState } from '../devstack/stack-state';
 import { describeEnvironment } from './machine';
 import { installBenchCrd, kubeFrom } from './objects';
 import { type BenchResult, type ScenarioName, writeResults } from './report';
@@ -19,6 +20,7 @@ import { costScenario } from './scenarios/cost';
 import { latencyScenario } from './scenarios/latency';
 import { memoryScenario } from './scenarios/memory';
 import { noisyNeighbourScenario } from './scenarios/noisy-neighbour';
+import { scaleScenario } from './scenarios/scale';
 import { stormScenario } from './scenarios/storm';
 import { upgradeScenario } from './scenarios/upgrade';
 import { type SizeName, sizes } from './sizes';
@@ -51,6 +53,8 @@ export interface RunBenchOptions {
    * run's hour); the results files are then named after them. @default every scenario
    */
   readonly only?: readonly ScenarioName[];
+  /** Objects of the scale scenario instead of the size's (the 50,000 step). @default the size's `scale.objects` */
+  readonly scaleObjects?: number;
 }
 
 /** What {@link runBench} returns: the result and the files it wrote. */
@@ -62,7 +66,9 @@ export interface RunBenchOutcome {
 /** Runs the benchmark and writes its results. */
 export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchOutcome> {
   const size = options.size ?? 'full';
-  const parameters = sizes[size];
+  const parameters = options.scaleObjects
+    ? { ...sizes[size], scale: { ...sizes[size].scale, objects: options.scaleObjects } }
+    : sizes[size];
   const workers = options.workers ?? 'processes';
   const progress = options.progress ?? ((line: string) => process.stderr.write(`[bench] ${line}\n`));
   const workDir = mkdtempSync(join(tmpdir(), 'homeostat-bench-'));
@@ -120,6 +126,9 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       workDir,
       runId,
       progress,
+      serverPids: Object.fromEntries(
+        Object.entries(readState(stack.name)?.processes ?? {}).map(([name, proc]) => [name, proc.pid]),
+      ),
     };
     const environment = await describeEnvironment(kube.kc, client);
     const t0 = performance.now();
@@ -148,6 +157,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
     if (wanted('upgrade')) {
       scenarios.upgrade = await upgradeScenario(ctx, parameters.upgradeObjects, parameters.upgradeDriftInterval);
     }
+    if (wanted('scale')) scenarios.scale = await scaleScenario(ctx, parameters.scale);
     if (rest) scenarios.atRest = await rest.finish();
     const result: BenchResult = {
       size,

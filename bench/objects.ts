@@ -79,15 +79,15 @@ export interface BenchObjectBody {
   status?: { observedGeneration?: number; phase?: string; conditions?: { type: string; status: string }[] };
 }
 
-/** Creates a `BenchObject` (with `annotations`, when given). */
+/** Creates a `BenchObject` (with `labels` and `annotations`, when given). */
 export async function createObject(
   kube: Kube,
   namespace: string,
   name: string,
   spec: { round?: number; payload?: string } = {},
-  annotations?: Record<string, string>,
+  meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
 ): Promise<BenchObjectBody> {
-  const metadata = annotations ? { name, annotations } : { name };
+  const metadata = { name, ...meta };
   return (await kube.custom.createNamespacedCustomObject({
     group: benchPlan.group,
     version: benchPlan.version,
@@ -97,6 +97,19 @@ export async function createObject(
   })) as BenchObjectBody;
 }
 
+/** Merge-patches a `BenchObject`; returns the object as stored. */
+export async function patchObject(
+  kube: Kube,
+  namespace: string,
+  name: string,
+  body: { spec?: { round?: number; payload?: string }; metadata?: { annotations?: Record<string, string> } },
+): Promise<BenchObjectBody> {
+  return (await kube.custom.patchNamespacedCustomObject(
+    { group: benchPlan.group, version: benchPlan.version, plural: benchPlan.plural, namespace, name, body },
+    mergePatch,
+  )) as BenchObjectBody;
+}
+
 /** Merge-patches a `BenchObject`'s spec; returns the object as stored (with its new generation). */
 export async function patchSpec(
   kube: Kube,
@@ -104,17 +117,7 @@ export async function patchSpec(
   name: string,
   spec: { round?: number; payload?: string },
 ): Promise<BenchObjectBody> {
-  return (await kube.custom.patchNamespacedCustomObject(
-    {
-      group: benchPlan.group,
-      version: benchPlan.version,
-      plural: benchPlan.plural,
-      namespace,
-      name,
-      body: { spec },
-    },
-    mergePatch,
-  )) as BenchObjectBody;
+  return patchObject(kube, namespace, name, { spec });
 }
 
 /** Runs `fn` for 0..n-1 with at most `concurrency` calls in flight. */

@@ -8,6 +8,8 @@ import type { CostResult } from './scenarios/cost';
 import type { LatencyResult } from './scenarios/latency';
 import type { MemoryResult } from './scenarios/memory';
 import type { NoisyNeighbourResult } from './scenarios/noisy-neighbour';
+import type { ScaleResult } from './scenarios/scale';
+import { scaleMarkdown } from './scenarios/scale-report';
 import type { StormResult } from './scenarios/storm';
 import type { UpgradeResult } from './scenarios/upgrade';
 import type { BenchSize, SizeName } from './sizes';
@@ -35,6 +37,8 @@ export interface BenchResult {
     noisyNeighbour?: NoisyNeighbourResult;
     /** Scenario 8 (results before it existed have none). */
     upgrade?: UpgradeResult;
+    /** Scenario 9 (results before it existed have none). */
+    scale?: ScaleResult;
   };
   /** The scenarios a partial run asked for (`npm run bench -- --only upgrade`). */
   readonly only?: readonly ScenarioName[];
@@ -53,6 +57,7 @@ export const scenarioNames: readonly ScenarioName[] = [
   'atRest',
   'noisyNeighbour',
   'upgrade',
+  'scale',
 ];
 
 const fmt = (x: number | undefined): string => (x === undefined || Number.isNaN(x) ? '—' : String(x));
@@ -210,6 +215,7 @@ export function markdown(result: BenchResult): string {
     ...(noisyTable ? [noisyTable] : []),
     ...(result.scenarios.upgrade ? [upgradeSection(result.scenarios.upgrade)] : []),
     ...(rows.length ? [notes(result)] : []),
+    ...(result.scenarios.scale ? [scaleMarkdown(result.scenarios.scale)] : []),
     '',
   ].join('\n');
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process] [--only NAMES]`: starts a local stack, runs the eight scenarios (or those named)
+ * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process] [--only NAMES] [--scale-objects N]`: starts a local stack, runs the nine scenarios (or those named)
  * against homeostat and its baselines, prints the markdown table, writes the results and stops the
  * stack (also on Ctrl-C).
  */
@@ -14,6 +14,7 @@ interface Args {
   out?: string;
   workers: WorkerPlacement;
   only?: ScenarioName[];
+  scaleObjects?: number;
 }
 
 /** `--only a,b`: scenario names, each one of {@link scenarioNames}. */
@@ -29,6 +30,7 @@ function parseOnly(v: string): ScenarioName[] {
 
 function parseArgs(argv: readonly string[]): Args {
   let size: SizeName = 'full';
+  let scaleObjects: number | undefined;
   let out: string | undefined;
   let only: ScenarioName[] | undefined;
   let workers: WorkerPlacement = 'processes';
@@ -50,14 +52,24 @@ function parseArgs(argv: readonly string[]): Args {
       if (v !== 'processes' && v !== 'in-process')
         throw new Error(`--workers must be processes or in-process, not ${v}`);
       workers = v;
+    } else if (arg.startsWith('--scale-objects')) {
+      scaleObjects = Number(value());
+      if (!Number.isInteger(scaleObjects) || scaleObjects < 1)
+        throw new Error(`--scale-objects must be a positive integer`);
     } else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}]\n`,
+        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}] [--scale-objects N]\n`,
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
   }
-  return { size, workers, ...(out ? { out } : {}), ...(only ? { only } : {}) };
+  return {
+    size,
+    workers,
+    ...(out ? { out } : {}),
+    ...(only ? { only } : {}),
+    ...(scaleObjects ? { scaleObjects } : {}),
+  };
 }
 
 async function main(): Promise<void> {
@@ -68,6 +80,7 @@ async function main(): Promise<void> {
     workers: args.workers,
     ...(args.only ? { only: args.only } : {}),
     ...(args.out ? { resultsDir: args.out } : {}),
+    ...(args.scaleObjects ? { scaleObjects: args.scaleObjects } : {}),
   });
   process.stdout.write(`\n${readFileSync(files.md, 'utf8')}\n`);
   process.stdout.write(

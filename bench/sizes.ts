@@ -1,5 +1,6 @@
 /** The benchmark's sizes: `full` (the figures in `bench/results/`) and `small` (part of the test command). */
 import type { AtRestSize } from './scenarios/at-rest';
+import type { ScaleSize } from './scenarios/scale';
 
 /** How much each scenario does. */
 export interface BenchSize {
@@ -25,6 +26,8 @@ export interface BenchSize {
   readonly upgradeObjects: number;
   /** Scenario 8: the objects' drift-check interval (the promote without wake moves each at its next check). */
   readonly upgradeDriftInterval: string;
+  /** Scenario 9: objects, namespaces and the rest windows of the scale scenario. */
+  readonly scale: ScaleSize;
 }
 
 /** The size names. */
@@ -45,6 +48,8 @@ export const sizes: Record<SizeName, BenchSize> = {
     noisyQuietChanges: 30,
     upgradeObjects: 1000,
     upgradeDriftInterval: '1 minute',
+    // 50,000 objects: the same with `objects: 50_000` (`npm run bench -- --scale-objects 50000`).
+    scale: { objects: 10_000, namespaces: 100, restSeconds: 600, driftInterval: '5 minutes' },
   },
   small: {
     latencyObjects: 10,
@@ -59,5 +64,7 @@ export const sizes: Record<SizeName, BenchSize> = {
     noisyQuietChanges: 5,
     upgradeObjects: 20,
     upgradeDriftInterval: '15 seconds',
+    // Kept small: the test command runs it (the rest windows are what it costs).
+    scale: { objects: 200, namespaces: 10, restSeconds: 40, driftInterval: '30 seconds' },
   },
 };

@@ -59,6 +59,8 @@ export interface BenchContext {
   readonly workDir: string;
   /** A name prefix unique to this run. */
   readonly runId: string;
+  /** PIDs of the stack's servers by component (`temporal`, `kube-apiserver`, `etcd`), whose CPU the scale scenario reads. */
+  readonly serverPids?: Readonly<Record<string, number>>;
   /** Progress lines. */
   progress(line: string): void;
 }

@@ -9,13 +9,13 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { createHomeostatWorker, type HomeostatWorkerOptions } from '../../workers/create-worker';
 import { rawWorkerOptions } from '../raw/activities';
-import { benchReconciler, benchRegularReconciler } from '../reconciler';
+import { benchDriftReconciler, benchReconciler, benchRegularReconciler } from '../reconciler';
 import type { BenchUpgradeVersion } from '../reconciler/plan';
 import { benchUpgradeOperator } from '../reconciler/upgrade';
 import { childOptions, exitWithParent, measureMemory, report } from './measure';
 
 /** Which worker the child runs. */
-export type WorkerChildSystem = 'homeostat' | 'homeostatRegular' | 'raw';
+export type WorkerChildSystem = 'homeostat' | 'homeostatRegular' | 'homeostatDrift' | 'raw';
 
 /** The options of a worker child (JSON in its first argument). */
 export interface WorkerChildOptions {
@@ -36,15 +36,21 @@ export interface WorkerChildOptions {
   upgrade?: { version: BenchUpgradeVersion; deploymentName: string; buildId: string };
 }
 
+/** homeostat's operators, by system. */
+const operators = {
+  homeostat: { name: 'bench', reconcilers: [benchReconciler] },
+  homeostatRegular: { name: 'bench-regular', reconcilers: [benchRegularReconciler] },
+  homeostatDrift: { name: 'bench-drift', reconcilers: [benchDriftReconciler] },
+};
+
 /** The operator (and versioning) a homeostat worker child runs. */
 function homeostatOperator(opts: WorkerChildOptions): Pick<HomeostatWorkerOptions, 'operator' | 'versioning'> {
   if (opts.upgrade) {
     const { version, deploymentName, buildId } = opts.upgrade;
     return { operator: benchUpgradeOperator(version), versioning: { deploymentName, buildId, rollout: 'manual' } };
   }
-  return opts.system === 'homeostatRegular'
-    ? { operator: { name: 'bench-regular', reconcilers: [benchRegularReconciler] } }
-    : { operator: { name: 'bench', reconcilers: [benchReconciler] } };
+  const system = opts.system === 'raw' || opts.system === undefined ? 'homeostat' : opts.system;
+  return { operator: operators[system] };
 }
 
 async function main(): Promise<void> {

@@ -5,9 +5,9 @@
 import { z } from 'zod';
 import { customResourceDefinition } from '../../reconcilers/crd';
 import { defineReconciler } from '../../reconcilers/define-reconciler';
-import { benchPlan, benchRegularPlan } from './plan';
+import { benchDriftPlan, benchPlan, benchRegularPlan } from './plan';
 
-export { benchGroup, benchPlan, benchRegularPlan, benchSteps } from './plan';
+export { benchDriftPlan, benchGroup, benchPlan, benchRegularPlan, benchSteps } from './plan';
 
 /** The spec of `BenchObject`: a round number (the storm bumps it) and an optional payload. */
 export const benchSpec = z.object({
@@ -31,6 +31,9 @@ export const benchReconciler = defineReconciler({ plan: benchPlan, schema: bench
 
 /** The same reconciler with its steps run as regular activities. */
 export const benchRegularReconciler = defineReconciler({ plan: benchRegularPlan, schema: benchSpec, steps: noOps });
+
+/** The reconciler with local steps and a drift check (the scale scenario's). */
+export const benchDriftReconciler = defineReconciler({ plan: benchDriftPlan, schema: benchSpec, steps: noOps });
 
 /** The CRD of `BenchObject` (status subresource, homeostat's status schema). */
 export function benchCrd(): Record<string, unknown> {

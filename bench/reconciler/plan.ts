@@ -46,6 +46,13 @@ export const benchPlan = definePlan({ ...common, steps: chain('local') });
 /** The same plan with the steps run as regular activities (the "homeostat, regular steps" system). */
 export const benchRegularPlan = definePlan({ ...common, steps: chain('regular') });
 
+/**
+ * The plan of {@link benchPlan} with a drift check at the built-ins' default interval (30 minutes), which
+ * an object may shorten with the `homeostat.dev/drift-check-interval` annotation (down to 30 seconds):
+ * the scale scenario's objects, measured at rest with their drift checks.
+ */
+export const benchDriftPlan = definePlan({ ...common, steps: chain('local'), driftCheckInterval: '30 minutes' });
+
 /** The number of steps of {@link benchPlan}. */
 export const benchSteps = benchPlan.steps.length;
 

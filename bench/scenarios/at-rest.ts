@@ -260,7 +260,7 @@ export async function startAtRest(ctx: BenchContext, size: AtRestSize): Promise<
 }
 
 /** The events of a workflow from run `runId` on, following continue-as-new. */
-async function historyFrom(ctx: BenchContext, workflowId: string, runId: string): Promise<HistoryEvent[]> {
+export async function historyFrom(ctx: BenchContext, workflowId: string, runId: string): Promise<HistoryEvent[]> {
   const events: HistoryEvent[] = [];
   let next: string | undefined = runId;
   while (next) {

@@ -140,7 +140,9 @@ export async function upgradeScenario(
     ctx.progress(`upgrade: ${objects} objects on operator version 1`);
     const ready = names.map((n) => watch.waitReady(n, 1, 900_000));
     await forEachLimited(objects, 64, (i) =>
-      createObject(ctx.kube, namespace, names[i]!, {}, { [driftCheckAnnotation]: driftInterval }).then(() => {}),
+      createObject(ctx.kube, namespace, names[i]!, {}, { annotations: { [driftCheckAnnotation]: driftInterval } }).then(
+        () => {},
+      ),
     );
     await Promise.all(ready);
 

@@ -22,7 +22,7 @@ describe('bench: homeostat against its baselines (small size)', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('given the small size, it runs all eight scenarios for every system on the run stack and writes results with numbers', async () => {
+  it('given the small size, it runs all nine scenarios for every system on the run stack and writes results with numbers', async () => {
     const name = process.env.HOMEOSTAT_TEST_STACK;
     if (!name) throw new Error('HOMEOSTAT_TEST_STACK is not set: run integration tests through jest (global setup)');
     const stack = await Stack.attach(name);
@@ -39,6 +39,7 @@ describe('bench: homeostat against its baselines (small size)', () => {
       'latency',
       'memory',
       'noisyNeighbour',
+      'scale',
       'storm',
       'upgrade',
     ]);
@@ -64,7 +65,11 @@ describe('bench: homeostat against its baselines (small size)', () => {
       );
     }
     // The upgrade: every object moved twice (drift, then wake), with no failed workflow task.
-    const moves = result.scenarios.upgrade.moves as { how: string; perObject: { n: number }; actionsPerObject: number }[];
+    const moves = result.scenarios.upgrade.moves as {
+      how: string;
+      perObject: { n: number };
+      actionsPerObject: number;
+    }[];
     expect(moves.map((m) => m.how)).toEqual(['drift', 'wake']);
     for (const m of moves) {
       expect(m.perObject.n).toBe(result.parameters.upgradeObjects);
@@ -96,6 +101,14 @@ describe('bench: homeostat against its baselines (small size)', () => {
       expect(o.actions).toBeGreaterThan(0);
     }
 
+    // Scale: every object created and Ready on both systems, the restart confirmed, drift checks counted.
+    const scale = result.scenarios.scale;
+    expect(scale.homeostat.create.latency.n).toBe(result.parameters.scale.objects);
+    expect(scale.controller.create.latency.n).toBe(result.parameters.scale.objects);
+    expect(scale.homeostat.memory.bridgeCached).toBe(result.parameters.scale.objects);
+    expect(scale.homeostat.change.latency.n).toBe(Math.max(1, Math.round(result.parameters.scale.objects / 100)));
+    expect(scale.homeostat.drift.history.checks).toBeGreaterThan(0);
+
     // The markdown table has a row per metric and the environment it was measured in.
     const md = readFileSync(files.md, 'utf8');
     for (const heading of ['1. Latency', '2. Burst', '3. Storm', '4. Memory', '5. Cost', '6. At rest']) {
@@ -104,5 +117,5 @@ describe('bench: homeostat against its baselines (small size)', () => {
     expect(md).toContain('per million actions');
     expect(result.environment.versions.kubernetes).toMatch(/^v1\./);
     process.stdout.write(`${md}\n`);
-  }, 1_200_000);
+  }, 1_800_000);
 });
