@@ -22,6 +22,8 @@ export const workerEnvSchema = z.object({
   HOMEOSTAT_WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** Activities run at once by this worker. @default 20 */
   HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().positive().default(20),
+  /** Object workflows kept in the worker's cache (0: none); unset: the SDK's share of the heap. See README "Sizing". */
+  HOMEOSTAT_WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(1_000_000).optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   ...workerVersioningEnvSchema.shape,
 });

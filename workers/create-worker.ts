@@ -147,6 +147,12 @@ export interface HomeostatWorkerOptions {
   /** Workflow tasks this worker runs at once. @default the SDK's (40) */
   readonly maxConcurrentWorkflowTaskExecutions?: number;
   /**
+   * Object workflows kept in the worker's cache: a cached workflow's next task needs no replay of its
+   * history; a cache smaller than the objects a worker serves makes each of their passes replay
+   * (README "Sizing"). 0 keeps none. @default the SDK's: (heap limit − 200 MB) × 600 per GB of heap
+   */
+  readonly maxCachedWorkflows?: number;
+  /**
    * The codec between payloads and Temporal (e.g. an `AesGcmPayloadCodec`); it runs outside the
    * workflow sandbox, so the workflow bundle is the same with or without it. @default none
    */
@@ -224,6 +230,7 @@ function createWorker(
     ...(options.maxConcurrentWorkflowTaskExecutions
       ? { maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTaskExecutions }
       : {}),
+    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
   });
 }
 

@@ -50,6 +50,8 @@ export interface RunWorkerOptions {
   readonly httpPort?: number;
   /** Activities this worker runs at once. @default 20 */
   readonly maxConcurrentActivityTaskExecutions?: number;
+  /** Object workflows kept in the worker's cache (see {@link HomeostatWorkerOptions}). @default the SDK's */
+  readonly maxCachedWorkflows?: number;
   /** The codec between payloads and Temporal (HOMEOSTAT_PAYLOAD_KEYS). @default none */
   readonly payloadCodec?: PayloadCodec;
   /** Worker Deployment Versioning; `false` runs an unversioned worker. @default on (see {@link WorkerVersioningOptions}) */
@@ -84,6 +86,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         : {}),
       ...(options.payloadCodec ? { payloadCodec: options.payloadCodec } : {}),
       ...(options.versioning !== undefined ? { versioning: options.versioning } : {}),
+      ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     });
     logger.info(
       { taskQueue: options.taskQueue, namespace: options.namespace, payloadsEncrypted: !!options.payloadCodec },
@@ -130,6 +133,9 @@ export function runWorkerOptionsFrom(
     taskQueue: config.HOMEOSTAT_TASK_QUEUE,
     httpPort: config.HOMEOSTAT_WORKER_PORT,
     maxConcurrentActivityTaskExecutions: config.HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES,
+    ...(config.HOMEOSTAT_WORKER_MAX_CACHED_WORKFLOWS !== undefined
+      ? { maxCachedWorkflows: config.HOMEOSTAT_WORKER_MAX_CACHED_WORKFLOWS }
+      : {}),
     ...(config.KUBECONFIG ? { kubeconfig: config.KUBECONFIG } : {}),
     ...(config.HOMEOSTAT_WORKFLOW_BUNDLE ? { workflowBundlePath: config.HOMEOSTAT_WORKFLOW_BUNDLE } : {}),
     ...(config.HOMEOSTAT_WORKER_IDENTITY ? { identity: config.HOMEOSTAT_WORKER_IDENTITY } : {}),

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { Bridge, type LeaderElectionOptions } from '../../informer-bridge';
 import { builtinOperator } from '../../builtin';
@@ -40,6 +40,8 @@ export async function installOperatorCrds(t: TestStack, operator: Operator): Pro
 /** A worker with an operator (the built-in one by default), and a bridge scoped to the test's namespace when asked. */
 export interface InProcessHomeostat {
   readonly bridge?: Bridge;
+  /** The worker (its status: cached workflows, tasks). */
+  readonly worker: Worker;
   /** Stops the bridge, then the worker; idempotent. The harness calls it too, before it closes its client. */
   stop(): Promise<void>;
 }
@@ -71,6 +73,8 @@ export async function startInProcessHomeostat(
     payloadCodec?: PayloadCodec;
     /** Regular activities (steps) the worker runs at once. @default the worker's (20) */
     maxConcurrentActivityTaskExecutions?: number;
+    /** Object workflows the worker keeps cached. @default the SDK's */
+    maxCachedWorkflows?: number;
   },
 ): Promise<InProcessHomeostat> {
   const operator = options.operator ?? builtinOperator;
@@ -87,6 +91,7 @@ export async function startInProcessHomeostat(
     ...(options.maxConcurrentActivityTaskExecutions
       ? { maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions }
       : {}),
+    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     // The test's own deployment (named for its task queue), its version Current at once.
     versioning: { rollout: 'auto' },
   });
@@ -122,5 +127,5 @@ export async function startInProcessHomeostat(
     })());
   // Stopped before the harness closes the client the bridge uses, whatever the test's own hooks do.
   t.defer(stop);
-  return { ...(bridge ? { bridge } : {}), stop };
+  return { worker, ...(bridge ? { bridge } : {}), stop };
 }

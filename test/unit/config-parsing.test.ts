@@ -158,10 +158,23 @@ describe('configuration parsing', () => {
           ...home,
           HOMEOSTAT_WORKER_PORT: '-1',
           HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES: '1.5',
+          HOMEOSTAT_WORKER_MAX_CACHED_WORKFLOWS: '-1',
           HOMEOSTAT_TASK_QUEUE: '',
         }),
       ).map((p) => p.split(':')[0]),
-    ).toEqual(['HOMEOSTAT_TASK_QUEUE', 'HOMEOSTAT_WORKER_PORT', 'HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES']);
+    ).toEqual([
+      'HOMEOSTAT_TASK_QUEUE',
+      'HOMEOSTAT_WORKER_PORT',
+      'HOMEOSTAT_WORKER_MAX_CONCURRENT_ACTIVITIES',
+      'HOMEOSTAT_WORKER_MAX_CACHED_WORKFLOWS',
+    ]);
+    const cache = (v: string) =>
+      parseEnv('worker', workerEnvSchema, { ...home, HOMEOSTAT_WORKER_MAX_CACHED_WORKFLOWS: v }).config
+        .HOMEOSTAT_WORKER_MAX_CACHED_WORKFLOWS;
+    expect(cache('0')).toBe(0);
+    expect(cache('5000')).toBe(5000);
+    expect(problemsOf(() => cache('lots'))).toHaveLength(1);
+    expect(problemsOf(() => cache('99999999999'))).toHaveLength(1);
   });
 
   it('given the bridge’s booleans, true and 1 are on, false and 0 are off, anything else is a problem', () => {
