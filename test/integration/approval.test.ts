@@ -1,0 +1,316 @@
+/**
+ * Approval gates (issue 28) on the real stack: a test operator whose `Ledger` keeps an external record
+ * (a ConfigMap it writes with its own client, not a child) — shrinking the record needs approval (a
+ * rule over the step's preview, 20-second timeout), dropping it on deletion always does. The API's
+ * callers are ServiceAccounts with RBAC verbs of their own: `reconcile` alone never approves.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { temporal } from '@temporalio/proto';
+import pino from 'pino';
+import { z } from 'zod';
+import { apiKindsOf, buildApiServer, KubernetesAuth } from '../../api';
+import { historyCost } from '../../bench/history-cost';
+import { stateQuery, workflowIdFor, type ObjectState } from '../../core/definitions';
+import { defineOperator, definePlan, defineReconciler } from '../../reconcilers';
+import { waitFor } from '../support/bridge';
+import { randomSuffix, useStack } from '../support/harness';
+import { installOperatorCrds, startInProcessHomeostat, type InProcessHomeostat } from '../support/homeostat';
+
+const EventType = temporal.api.enums.v1.EventType;
+const group = 'approvals.homeostat.test';
+const version = 'v1';
+
+describe('approval gates', () => {
+  let homeostat: InProcessHomeostat | undefined;
+  afterAll(async () => {
+    await homeostat?.stop();
+  });
+  const t = useStack();
+  const suffix = randomSuffix();
+  const log = pino({ level: 'warn' });
+  let api: Awaited<ReturnType<typeof buildApiServer>>;
+  const tokens: Record<'approver' | 'operator' | 'outsider', string> = { approver: '', operator: '', outsider: '' };
+
+  /** The external record of ledger `name`: its size, or undefined when it does not exist. */
+  const external = async (name: string): Promise<number | undefined> => {
+    const cm = await t.core
+      .readNamespacedConfigMap({ name: `${name}-record`, namespace: t.namespace })
+      .catch(() => undefined);
+    return cm?.data?.size === undefined ? undefined : Number(cm.data.size);
+  };
+  const writeExternal = async (name: string, size: number): Promise<void> => {
+    const body = { metadata: { name: `${name}-record`, namespace: t.namespace }, data: { size: String(size) } };
+    await t.core
+      .replaceNamespacedConfigMap({ name: `${name}-record`, namespace: t.namespace, body })
+      .catch(() => t.core.createNamespacedConfigMap({ namespace: t.namespace, body }));
+  };
+
+  const plan = definePlan({
+    group,
+    version,
+    kind: 'Ledger',
+    plural: 'ledgers',
+    scope: 'Namespaced',
+    steps: [{ name: 'record', startToCloseTimeout: '20 seconds' }],
+    cleanup: [{ name: 'drop' }],
+  });
+  const schema = z.object({ size: z.number().int().min(0) });
+  const ledger = defineReconciler({
+    plan,
+    schema,
+    steps: {
+      record: {
+        run: async ({ spec, object }) => {
+          await writeExternal(object.name, spec.size);
+          return { message: `size ${spec.size}` };
+        },
+        preview: async ({ spec, object }) => {
+          const now = await external(object.name);
+          if (now === spec.size) return [];
+          return [
+            {
+              action: now === undefined ? 'create' : now > spec.size ? 'shrink' : 'grow',
+              target: `record ${object.name}`,
+              detail: `${now ?? 'none'} → ${spec.size}`,
+            },
+          ];
+        },
+        approval: ({ observed }) =>
+          observed.changes.some((c) => c.action === 'shrink') ? 'shrinking a record loses entries' : undefined,
+        approvalTimeout: '20 seconds',
+      },
+    },
+    cleanup: {
+      drop: {
+        run: async ({ object }) => {
+          await t.core
+            .deleteNamespacedConfigMap({ name: `${object.name}-record`, namespace: t.namespace })
+            .catch(() => undefined);
+        },
+        preview: async ({ object }) =>
+          (await external(object.name)) === undefined ? [] : [{ action: 'drop', target: `record ${object.name}` }],
+        approval: 'always',
+        approvalTimeout: '1 hour',
+      },
+    },
+  });
+  const operator = defineOperator({ name: `approvals-${suffix}`, reconcilers: [ledger] });
+
+  const ledgers = {
+    create: (name: string, size: number) =>
+      t.custom.createNamespacedCustomObject({
+        group,
+        version,
+        namespace: t.namespace,
+        plural: 'ledgers',
+        body: { apiVersion: `${group}/${version}`, kind: 'Ledger', metadata: { name }, spec: { size } },
+      }),
+    resize: (name: string, size: number) =>
+      t.custom.patchNamespacedCustomObject(
+        { group, version, namespace: t.namespace, plural: 'ledgers', name, body: { spec: { size } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      ),
+    get: async (name: string) =>
+      (await t.custom
+        .getNamespacedCustomObject({ group, version, namespace: t.namespace, plural: 'ledgers', name })
+        .catch(() => undefined)) as
+        | {
+            metadata: { generation: number; uid: string };
+            status?: {
+              phase?: string;
+              conditions?: { type: string; status: string; reason: string; message: string }[];
+            };
+          }
+        | undefined,
+    delete: (name: string) =>
+      t.custom.deleteNamespacedCustomObject({ group, version, namespace: t.namespace, plural: 'ledgers', name }),
+  };
+  const ref = (name: string) => ({ group, version, kind: 'Ledger', namespace: t.namespace, name });
+  const state = (name: string): Promise<ObjectState> =>
+    t.temporal.workflow.getHandle(workflowIdFor(ref(name))).query(stateQuery);
+  const phaseOf = async (name: string) => (await ledgers.get(name))?.status?.phase;
+  const waitPhase = (name: string, phase: string, ms = 90_000) =>
+    waitFor(async () => (await phaseOf(name)) === phase, ms, 200, `${name} ${phase}`);
+  const decide = async (name: string, decision: 'approve' | 'reject', token: string, body?: unknown) => {
+    const res = await api.inject({
+      method: 'POST',
+      url: `/v1/objects/${group}/${version}/Ledger/${t.namespace}/${name}/${decision}`,
+      headers: { authorization: `Bearer ${token}` },
+      ...(body !== undefined ? { payload: body as object } : {}),
+    });
+    return { status: res.statusCode, json: JSON.parse(res.body) as Record<string, unknown> };
+  };
+
+  /** A ServiceAccount of the test's namespace with `verbs` on ledgers, and its token for the API. */
+  const callerToken = async (name: string, verbs: string[]): Promise<string> => {
+    const ns = t.namespace;
+    await t.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
+    if (verbs.length > 0) {
+      const rbac = t.kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+      await rbac.createNamespacedRole({
+        namespace: ns,
+        body: { metadata: { name }, rules: [{ apiGroups: [group], resources: ['ledgers'], verbs }] },
+      });
+      await rbac.createNamespacedRoleBinding({
+        namespace: ns,
+        body: {
+          metadata: { name },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+          subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+        },
+      });
+    }
+    return (
+      await t.core.createNamespacedServiceAccountToken({
+        namespace: ns,
+        name,
+        body: { spec: { audiences: ['homeostat'] } },
+      })
+    ).status!.token;
+  };
+
+  beforeAll(async () => {
+    await installOperatorCrds(t, operator);
+    const taskQueue = `approvals-${suffix}`;
+    homeostat = await startInProcessHomeostat(t, { taskQueue, logger: log, operator, bridge: {} });
+    api = await buildApiServer({
+      temporal: t.temporal,
+      kc: t.kc,
+      objects: k8s.KubernetesObjectApi.makeApiClient(t.kc),
+      ...apiKindsOf(operator),
+      auth: new KubernetesAuth({ kc: t.kc }),
+      log,
+      taskQueue,
+    });
+    t.defer(() => api.close());
+    tokens.approver = await callerToken('approver', ['get', 'approve']);
+    tokens.operator = await callerToken('operator', ['get', 'reconcile', 'plan']);
+    tokens.outsider = await callerToken('outsider', []);
+  }, 120_000);
+
+  it('given a deletion under an approval rule, it waits with the record still there, refuses a caller with reconcile but not approve (403), and an approver’s approve drops it; history, Event and wait cost name and bound it', async () => {
+    const name = `del-${randomSuffix()}`;
+    await ledgers.create(name, 3);
+    await waitPhase(name, 'Ready');
+    expect(await external(name)).toBe(3);
+    await ledgers.delete(name);
+    await waitPhase(name, 'AwaitingApproval');
+    const waiting = await ledgers.get(name);
+    const approved = waiting?.status?.conditions?.find((c) => c.type === 'Approved');
+    expect(approved).toMatchObject({ status: 'False', reason: 'AwaitingApproval' });
+    expect(approved?.message).toContain('step drop');
+    expect(approved?.message).toContain('always needs approval');
+    expect(approved?.message).toContain(`drop record ${name}`);
+    const handle = t.temporal.workflow.getHandle(workflowIdFor(ref(name)));
+    // Waiting: the workflow idles on its timer (nothing more recorded), the record is untouched.
+    await waitFor(async () => (await state(name)).awaitingApproval?.step === 'drop', 30_000);
+    expect(await external(name)).toBe(3);
+
+    expect(await decide(name, 'approve', tokens.operator)).toMatchObject({
+      status: 403,
+      json: { code: 'ERR_FORBIDDEN' },
+    });
+    expect(await decide(name, 'reject', tokens.outsider)).toMatchObject({ status: 403 });
+    expect(await external(name)).toBe(3);
+
+    const answer = await decide(name, 'approve', tokens.approver, { comment: 'retired, backed up' });
+    const approver = `system:serviceaccount:${t.namespace}:approver`;
+    expect(answer).toMatchObject({ status: 200, json: { step: 'drop', decision: 'approve', approver } });
+    await waitFor(async () => (await ledgers.get(name)) === undefined, 60_000, 200, 'the ledger gone');
+    expect(await external(name)).toBeUndefined();
+
+    // History: the accepted update carries the approver and the comment.
+    const events = (await handle.fetchHistory()).events ?? [];
+    const accepted = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    const payload =
+      accepted?.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads?.[0];
+    const decided = JSON.parse(Buffer.from(payload!.data!).toString('utf8')) as Record<string, unknown>;
+    expect(decided).toMatchObject({ decision: 'approve', approver, comment: 'retired, backed up' });
+    // The wait's cost: from the approval check's completion to the decision, at most 2 actions (the
+    // phase's search attribute and the timeout's timer), however long it waits.
+    const decidedAt = events.indexOf(accepted!);
+    const check = events
+      .slice(0, decidedAt)
+      .findLast((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkApproval');
+    const checked = events.findIndex(
+      (e) => e.activityTaskCompletedEventAttributes?.scheduledEventId?.toString() === check?.eventId?.toString(),
+    );
+    expect(checked).toBeGreaterThan(0);
+    const wait = historyCost(events.slice(checked + 1, decidedAt));
+    expect(wait.actions).toBeLessThanOrEqual(2);
+    expect(wait.byType).toMatchObject({ TIMER_STARTED: 1, UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: 1 });
+
+    // An Event names the approver.
+    const uid = waiting!.metadata.uid;
+    const list = await t.kc.makeApiClient(k8s.EventsV1Api).listNamespacedEvent({ namespace: t.namespace });
+    const mine = list.items.filter((e) => e.regarding?.uid === uid);
+    expect(mine.map((e) => e.reason)).toEqual(expect.arrayContaining(['AwaitingApproval', 'Approved']));
+    expect(mine.find((e) => e.reason === 'Approved')?.note).toContain(`approved by ${approver}: retired, backed up`);
+  });
+
+  it('given a spec change while a step waits, it voids the wait and waits for the new generation; a stale approval (previous generation) is a 409, and the approval of the new one runs it and stays in status', async () => {
+    const name = `void-${randomSuffix()}`;
+    await ledgers.create(name, 5);
+    await waitPhase(name, 'Ready');
+    await ledgers.resize(name, 2);
+    await waitFor(async () => (await state(name)).awaitingApproval?.generation === 2, 60_000);
+    expect(await phaseOf(name)).toBe('AwaitingApproval');
+    await ledgers.resize(name, 3);
+    await waitFor(
+      async () => (await state(name)).awaitingApproval?.generation === 3,
+      60_000,
+      200,
+      'the wait for generation 3',
+    );
+    expect(await external(name)).toBe(5);
+    expect(await decide(name, 'approve', tokens.approver, { generation: 2 })).toMatchObject({
+      status: 409,
+      json: { code: 'ERR_CONFLICT' },
+    });
+    expect(await external(name)).toBe(5);
+    expect(await decide(name, 'approve', tokens.approver, { generation: 3, comment: 'ok' })).toMatchObject({
+      status: 200,
+    });
+    await waitPhase(name, 'Ready');
+    expect(await external(name)).toBe(3);
+    const cond = (await ledgers.get(name))?.status?.conditions?.find((c) => c.type === 'Approved');
+    expect(cond).toMatchObject({ status: 'True', reason: 'Approved' });
+    expect(cond?.message).toContain(`approved by system:serviceaccount:${t.namespace}:approver: ok`);
+  });
+
+  it('given a reject, a timeout, an object not waiting and hostile requests, the record stays as it was and each answer is a documented 4xx', async () => {
+    const name = `rej-${randomSuffix()}`;
+    await ledgers.create(name, 4);
+    await waitPhase(name, 'Ready');
+    expect(await decide(name, 'approve', tokens.approver)).toMatchObject({
+      status: 409,
+      json: { code: 'ERR_CONFLICT' },
+    });
+    await ledgers.resize(name, 1);
+    await waitFor(async () => (await state(name)).awaitingApproval !== undefined, 60_000);
+    expect(await decide(name, 'approve', tokens.approver, { comment: 'x'.repeat(1025) })).toMatchObject({
+      status: 400,
+    });
+    expect(await decide(name, 'approve', tokens.approver, { comment: 'ok', force: true })).toMatchObject({
+      status: 400,
+    });
+    expect(await decide(name, 'reject', tokens.approver, { comment: 'not now' })).toMatchObject({ status: 200 });
+    await waitPhase(name, 'Degraded');
+    expect(await external(name)).toBe(4);
+    const cond = (await ledgers.get(name))?.status?.conditions?.find((c) => c.type === 'Approved');
+    expect(cond).toMatchObject({ status: 'False', reason: 'Rejected' });
+    expect(cond?.message).toContain('rejected by');
+    expect(await decide(name, 'approve', tokens.approver)).toMatchObject({ status: 409 });
+
+    // The timeout (20 s for this step): Degraded, nothing done.
+    const late = `late-${randomSuffix()}`;
+    await ledgers.create(late, 6);
+    await waitPhase(late, 'Ready');
+    await ledgers.resize(late, 2);
+    await waitPhase(late, 'AwaitingApproval');
+    await waitPhase(late, 'Degraded', 120_000);
+    expect(await external(late)).toBe(6);
+    const timedOut = (await ledgers.get(late))?.status?.conditions?.find((c) => c.type === 'Approved');
+    expect(timedOut).toMatchObject({ status: 'False', reason: 'ApprovalTimedOut' });
+  });
+});
