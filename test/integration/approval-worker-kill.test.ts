@@ -39,7 +39,7 @@ describe('a pending approval across a worker SIGKILL', () => {
   });
 
   beforeAll(async () => {
-    const operator = ledgerOperator(t.core);
+    const operator = ledgerOperator(() => t.core, 'ledgers', '1 hour');
     await installOperatorCrds(t, operator);
     bundlePath = join(mkdtempSync(join(tmpdir(), 'homeostat-bundle-')), 'workflow-bundle.js');
     writeFileSync(bundlePath, (await bundleObjectWorkflows()).code);
@@ -63,6 +63,8 @@ describe('a pending approval across a worker SIGKILL', () => {
       taskQueue,
       kubeconfig: t.endpoints.kubeconfig,
       workflowBundlePath: bundlePath,
+      // Far longer than a worker's restart on a loaded machine: the wait must outlive the kill.
+      shrinkApprovalTimeout: '1 hour',
     };
     const child = spawn(
       process.execPath,

@@ -34,7 +34,7 @@ describe('approval gates', () => {
   const tokens: Record<'approver' | 'operator' | 'outsider', string> = { approver: '', operator: '', outsider: '' };
 
   const external = (name: string): Promise<number | undefined> => ledgerRecord(t.core, t.namespace, name);
-  const operator = ledgerOperator(t.core, `approvals-${suffix}`);
+  const operator = ledgerOperator(() => t.core, `approvals-${suffix}`);
 
   const ledgers = {
     create: (name: string, size: number) =>
