@@ -16,6 +16,7 @@ import {
 import { HomeostatError } from '../core/errors';
 import type { ActivityContext } from './activity-context';
 import { planObject } from './plan-object';
+import { identityOf, readObject } from './kubernetes';
 import { phaseChangeEvent } from '../core/status';
 import type { StatusWriter } from './status-writer';
 
@@ -51,6 +52,7 @@ export function approvalCheck(
       spec: parsed.success ? parsed.data : obj.spec,
       observed,
       deleting: dryRun.pass === 'cleanup',
+      read: (o) => readObject(c.kc, identityOf(obj), reconciler.reads ?? [], o),
     };
     // A rule missing from this worker's reconciler (a plan marked by another build): ask, to be safe.
     const reason = rule === undefined || rule === 'always' ? `step ${step} always needs approval` : await rule(facts);

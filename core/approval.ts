@@ -8,6 +8,7 @@
  * generation and the preview's hash it shows; a spec change while it waits voids the wait (the pass
  * gives way, the next one checks again), and a decision for another generation or preview is refused.
  */
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ChildDiff, PlannedChange } from './dry-run';
 import type { ConditionSpec, ObjectRef, Phase } from './definitions';
 import type { Duration } from './plan';
@@ -35,6 +36,13 @@ export interface ApprovalFacts<Spec> {
   readonly observed: { readonly changes: readonly PlannedChange[]; readonly children: readonly ChildDiff[] };
   /** Whether the step is a cleanup step of an object being deleted. */
   readonly deleting: boolean;
+  /**
+   * Reads an object as the step's `read` does (confined the same way, `reads` declared): a setting
+   * the rule depends on, such as whether a referenced server requires approval.
+   */
+  readonly read: <T extends KubernetesObject>(
+    object: Pick<KubernetesObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } },
+  ) => Promise<T | undefined>;
 }
 
 /**
