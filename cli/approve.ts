@@ -39,14 +39,19 @@ export async function decideCommand(
   return `${plan.kind} ${namespace}/${name}: step ${res.step} of generation ${res.generation} ${verb} by ${res.approver}`;
 }
 
-/** `homeostat pending`: every object awaiting approval, of every kind the API serves. */
-export async function pendingCommand(target: ApiTarget, json: boolean): Promise<string> {
+/** `homeostat pending [-n NS]`: every object awaiting approval, of every kind the API serves (in one namespace). */
+export async function pendingCommand(target: ApiTarget, json: boolean, namespace?: string): Promise<string> {
   const { kinds } = (await call(target, 'GET', '/v1/kinds')) as { kinds: { kind: string }[] };
   const rows: { kind: string; namespace: string; name: string; awaiting?: Awaiting }[] = [];
   for (const { kind } of kinds) {
     const plan = await resolveKind(target, kind);
     for (let page: string | undefined, first = true; first || page !== undefined; first = false) {
-      const q = new URLSearchParams({ kind, phase: 'AwaitingApproval', ...(page ? { pageToken: page } : {}) });
+      const q = new URLSearchParams({
+        kind,
+        phase: 'AwaitingApproval',
+        ...(namespace ? { namespace } : {}),
+        ...(page ? { pageToken: page } : {}),
+      });
       const res = (await call(target, 'GET', `/v1/objects?${q.toString()}`)) as {
         items: { namespace?: string; name?: string }[];
         nextPageToken?: string;

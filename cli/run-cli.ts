@@ -379,9 +379,19 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
     );
   }
   apiOptions(
-    program.command('pending').description('list every object awaiting approval (Temporal visibility)'),
-  ).action(async (opts: { api?: string; token?: string; tokenFile?: string; caFile?: string; output: string }) =>
-    print(await pendingCommand(target(opts), opts.output === 'json')),
+    program
+      .command('pending')
+      .description('list every object awaiting approval (Temporal visibility)')
+      .option('-n, --namespace <namespace>', 'only this namespace'),
+  ).action(
+    async (opts: {
+      api?: string;
+      token?: string;
+      tokenFile?: string;
+      caFile?: string;
+      output: string;
+      namespace?: string;
+    }) => print(await pendingCommand(target(opts), opts.output === 'json', opts.namespace)),
   );
 
   await program.parseAsync(options.argv ? [...options.argv] : process.argv);

@@ -4,6 +4,10 @@
  * shrinking the record needs approval, dropping it on deletion always does. The API's
  * callers are ServiceAccounts with RBAC verbs of their own: `reconcile` alone never approves.
  */
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { temporal } from '@temporalio/proto';
 import pino from 'pino';
@@ -31,6 +35,30 @@ describe('approval gates', () => {
   const suffix = randomSuffix();
   const log = pino({ level: 'warn' });
   let api: Awaited<ReturnType<typeof buildApiServer>>;
+  let url = '';
+  /** `homeostat …args` from the sources in a child process, as the approver (the API answering it runs here). */
+  const cli = (...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> => {
+    const tokenFile = join(t.stack.dir, `approver-${suffix}.token`);
+    writeFileSync(tokenFile, tokens.approver, { mode: 0o600 });
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(__dirname, '../../cli/homeostat.ts'),
+          ...args,
+          '--api',
+          url,
+          '--token-file',
+          tokenFile,
+        ],
+        { env: { PATH: process.env.PATH ?? '', HOME: tmpdir() }, encoding: 'utf8', timeout: 120_000 },
+        (err, stdout, stderr) =>
+          resolve({ status: err ? ((err as { code?: unknown }).code as number | null) : 0, stdout, stderr }),
+      );
+    });
+  };
   const tokens: Record<'approver' | 'operator' | 'outsider', string> = { approver: '', operator: '', outsider: '' };
 
   const external = (name: string): Promise<number | undefined> => ledgerRecord(t.core, t.namespace, name);
@@ -122,8 +150,9 @@ describe('approval gates', () => {
       log,
       taskQueue,
     });
+    url = await api.listen({ port: 0, host: '127.0.0.1' });
     t.defer(() => api.close());
-    tokens.approver = await callerToken('approver', ['get', 'approve']);
+    tokens.approver = await callerToken('approver', ['get', 'list', 'approve']);
     tokens.operator = await callerToken('operator', ['get', 'reconcile', 'plan']);
     tokens.outsider = await callerToken('outsider', []);
   }, 120_000);
@@ -254,5 +283,30 @@ describe('approval gates', () => {
     expect(await external(late)).toBe(6);
     const timedOut = (await ledgers.get(late))?.status?.conditions?.find((c) => c.type === 'Approved');
     expect(timedOut).toMatchObject({ status: 'False', reason: 'ApprovalTimedOut' });
+  });
+
+  it('given a step waiting for approval, homeostat pending lists it with its step and reason, and homeostat approve lets it run', async () => {
+    const name = `cli-${randomSuffix()}`;
+    await ledgers.create(name, 9);
+    await waitPhase(name, 'Ready');
+    await ledgers.resize(name, 8);
+    await waitFor(async () => (await state(name)).awaitingApproval !== undefined, 60_000);
+    // Visibility lags the workflow by a moment: wait until the list shows it.
+    let last = { status: null as number | null, stdout: '', stderr: '' };
+    const pending = await waitFor(
+      async () => {
+        last = await cli('pending', '-n', t.namespace);
+        return last.status === 0 && last.stdout.includes(name) ? last.stdout : undefined;
+      },
+      60_000,
+      1000,
+      () => `homeostat pending to list it (last: ${JSON.stringify(last).slice(0, 1500)})`,
+    );
+    expect(pending).toMatch(new RegExp(`Ledger.*${name}.*record.*shrinking a record loses entries`));
+    const approved = await cli('approve', 'Ledger', `${t.namespace}/${name}`, '--comment', 'from the cli');
+    expect({ status: approved.status, stderr: approved.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(approved.stdout).toContain(`approved by system:serviceaccount:${t.namespace}:approver`);
+    await waitPhase(name, 'Ready');
+    expect(await external(name)).toBe(8);
   });
 });
