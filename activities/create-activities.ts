@@ -18,6 +18,8 @@ import { finalizers } from './finalizers';
 import { observeObject } from './observe';
 import { planObject } from './plan-object';
 import { planActivityType } from '../core/dry-run';
+import { approvalCheckActivityType } from '../core/approval';
+import { approvalCheck } from './approval-check';
 import { statusWriter } from './status-writer';
 import { stepInvoker } from './step-invocation';
 
@@ -71,5 +73,7 @@ export function createActivities(deps: ActivityDeps): Activities & Record<string
     ...activities,
     ...createCompatibilityActivities(),
     [planActivityType]: guarded(planObject(c)),
+    // Before a step with an approval rule: whether it needs approval now (read-only).
+    [approvalCheckActivityType]: guarded(approvalCheck(c, status)),
   };
 }

@@ -7,6 +7,7 @@ import type { ConditionSpec, ObjectStatus, Phase, StatusFields } from '../core/d
 import type { ReconcilerPlan } from '../core/plan';
 import { homeostatConditionTypes, reservedStatusFields, statusAnnotations, stepConditionType } from '../core/status';
 import { type CustomObject, type StatusLocation } from './kubernetes';
+import { approvedConditionType } from '../core/approval';
 
 /** The status homeostat wrote into annotations (kinds it does not define), in the shape of `status`. */
 export function annotatedStatus(obj: CustomObject): Record<string, unknown> {
@@ -27,10 +28,17 @@ export function annotatedStatus(obj: CustomObject): Record<string, unknown> {
   };
 }
 
-/** The status fields homeostat owns, as read (from `status` or from annotations), without transition times. */
+/**
+ * The status fields homeostat owns, as read (from `status` or from annotations), without transition
+ * times. The `Approved` condition (`core/approval.ts`) is left out: it records the latest approval
+ * decision and stays as written until the next one, so the passes after it (which do not report it)
+ * compare equal and write nothing.
+ */
 export function ownedStatus(obj: CustomObject, location: StatusLocation = 'subresource'): ObjectStatus {
   const status = location === 'annotations' ? annotatedStatus(obj) : (obj.status ?? {});
-  const conditions = Array.isArray(status.conditions) ? (status.conditions as Record<string, unknown>[]) : undefined;
+  const conditions = Array.isArray(status.conditions)
+    ? (status.conditions as Record<string, unknown>[]).filter((c) => c.type !== approvedConditionType)
+    : undefined;
   return {
     ...(typeof status.observedGeneration === 'number' ? { observedGeneration: status.observedGeneration } : {}),
     ...(typeof status.phase === 'string' ? { phase: status.phase as Phase } : {}),

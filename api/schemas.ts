@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { phases } from '../core/definitions';
+import { awaitingApprovalSchema } from './approval-schemas';
 import { problemCodes, type ProblemCode } from './problems';
 
 /** A DNS label (a namespace). */
@@ -164,6 +165,7 @@ export const objectStateResponse = z.object({
     passes: z.number(),
     run: z.number(),
     pending: z.boolean(),
+    awaitingApproval: awaitingApprovalSchema.optional(),
   }),
 });
 

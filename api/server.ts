@@ -20,6 +20,7 @@ import { routeContext } from './route-context';
 import { kindRoutes } from './routes/kinds';
 import { objectListRoutes } from './routes/object-list';
 import { objectPlanRoutes } from './routes/object-plan';
+import { objectApprovalRoutes } from './routes/object-approval';
 import { objectRoutes } from './routes/objects';
 import { serviceRoutes } from './routes/service';
 import { problemResponses } from './schemas';
@@ -58,6 +59,7 @@ export async function buildApiServer(deps: ApiDeps) {
   kindRoutes(app, ctx);
   objectRoutes(app, ctx, metrics.reconciles);
   objectPlanRoutes(app, ctx);
+  objectApprovalRoutes(app, ctx);
   objectListRoutes(app, ctx);
   return app;
 }

@@ -4,7 +4,7 @@
  * start) for the operator named by `--operator <module>` (or HOMEOSTAT_OPERATOR; the default is the
  * operator given to {@link runCli}); `crds` prints its CustomResourceDefinitions (or writes them one file
  * per kind with `--out-dir`); `dev` runs it on the embedded local stack, and `env` prints that stack's
- * environment; `init` scaffolds a new operator project; `reconcile`, `get`, `list` and `diff` talk to a
+ * environment; `init` scaffolds a new operator project; `reconcile`, `get`, `list`, `diff`, `approve`, `reject` and `pending` talk to a
  * running API; `rollout` moves the operator between the versions of its Temporal Worker Deployment.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { crdFolderFiles, crdFolderProblems, writeCrdFolder } from './crd-folder'
 import { type ApiTarget, getCommand, listCommand, reconcileCommand } from './client';
 import { rolloutCommand } from './rollout-command';
 import { diffCommand } from './diff';
+import { decideCommand, pendingCommand } from './approve';
 import type { workerMain as workerMainFn } from '../workers/main';
 import type { bridgeMain as bridgeMainFn } from '../informer-bridge/main';
 import type { apiMain as apiMainFn } from '../api/main';
@@ -333,6 +334,64 @@ export async function runCli(options: RunCliOptions = {}): Promise<void> {
         process.exitCode = 2;
       }
     },
+  );
+
+  for (const decision of ['approve', 'reject'] as const) {
+    apiOptions(
+      program
+        .command(`${decision} <kind> <namespace/name>`)
+        .description(
+          decision === 'approve'
+            ? 'approve the step an object waits for (RBAC verb approve)'
+            : 'reject the step an object waits for: nothing is done (RBAC verb approve)',
+        )
+        .option('--comment <text>', 'why (recorded with the decision; at most 1024 characters)')
+        .option('--generation <n>', 'the generation you reviewed: refused (409) if another one waits', (v) =>
+          Number(v),
+        ),
+    ).action(
+      async (
+        kind: string,
+        name: string,
+        opts: {
+          api?: string;
+          token?: string;
+          tokenFile?: string;
+          caFile?: string;
+          output: string;
+          comment?: string;
+          generation?: number;
+        },
+      ) =>
+        print(
+          await decideCommand(
+            target(opts),
+            decision,
+            kind,
+            name,
+            {
+              ...(opts.comment !== undefined ? { comment: opts.comment } : {}),
+              ...(opts.generation !== undefined ? { generation: opts.generation } : {}),
+            },
+            opts.output === 'json',
+          ),
+        ),
+    );
+  }
+  apiOptions(
+    program
+      .command('pending')
+      .description('list every object awaiting approval (Temporal visibility)')
+      .option('-n, --namespace <namespace>', 'only this namespace'),
+  ).action(
+    async (opts: {
+      api?: string;
+      token?: string;
+      tokenFile?: string;
+      caFile?: string;
+      output: string;
+      namespace?: string;
+    }) => print(await pendingCommand(target(opts), opts.output === 'json', opts.namespace)),
   );
 
   await program.parseAsync(options.argv ? [...options.argv] : process.argv);

@@ -4,6 +4,7 @@
  * workflow code; wire names are kebab-case and are API surface (docs/architecture.md).
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ApprovalDecision, AwaitingApproval } from './approval';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { type FairnessSetting, objectPriority } from './fairness';
 import { workflowCodeVersion } from './workflow-code-version';
@@ -94,9 +95,20 @@ export const controllerRuntimeMetricNames = {
 } as const;
 
 /** The lifecycle phases an object's `status.phase` reports, in the order of the CRD's enum. */
-export const phases = ['Pending', 'Reconciling', 'Ready', 'Degraded', 'Invalid', 'Deleting'] as const;
+export const phases = [
+  'Pending',
+  'Reconciling',
+  'Ready',
+  'Degraded',
+  'Invalid',
+  'Deleting',
+  'AwaitingApproval',
+] as const;
 
-/** The lifecycle phase an object's `status.phase` reports: `Pending`, `Reconciling`, `Ready`, `Degraded`, `Invalid` or `Deleting`. */
+/**
+ * The lifecycle phase an object's `status.phase` reports: `Pending`, `Reconciling`, `Ready`, `Degraded`,
+ * `Invalid`, `Deleting` or `AwaitingApproval` (a step waits for a person's approval: `core/approval.ts`).
+ */
 export type Phase = (typeof phases)[number];
 
 /** A status condition in the Kubernetes `metav1.Condition` shape, without its `lastTransitionTime`
@@ -282,6 +294,8 @@ export interface ObjectState {
   readonly run: number;
   /** Whether a request is waiting for the next pass. */
   readonly pending: boolean;
+  /** The step waiting for approval, and what a decision must name (`POST …/approve`). */
+  readonly awaitingApproval?: AwaitingApproval;
 }
 
 /** The argument of {@link reconcileNowUpdate}. */
@@ -296,6 +310,20 @@ export const stateQuery = defineQuery<ObjectState>('state');
 
 /** Update: run a pass now and return its outcome. The validator rejects requests for another object. */
 export const reconcileNowUpdate = defineUpdate<PassOutcome, [ReconcileNowRequest]>('reconcile-now');
+
+/** What the `decide-approval` update answers: the decision taken on the step that waited. */
+export interface ApprovalAnswer {
+  readonly step: string;
+  readonly generation: number;
+  readonly decision: 'approve' | 'reject';
+}
+
+/**
+ * Update: approve or reject the step the workflow waits for (`core/approval.ts`). The validator refuses
+ * (failure types `NotAwaitingApproval`, `StaleApproval`) a decision when nothing waits, or one for another
+ * generation or preview; an accepted decision (approver and comment) is recorded in the history.
+ */
+export const decideApprovalUpdate = defineUpdate<ApprovalAnswer, [ApprovalDecision]>('decide-approval');
 
 /** The one-line static summary of an object's workflow in the Temporal UI. */
 export function staticSummaryFor(ref: ObjectRef): string {

@@ -66,6 +66,16 @@ export interface StepPlan<Name extends string = string> {
    * @default 'regular'
    */
   readonly execution?: 'local' | 'regular';
+  /**
+   * The step runs only once approved (`POST …/approve`): set by `defineReconciler` from the step's
+   * approval rule (`core/approval.ts`), never written by hand. Before the step the pass checks the rule
+   * against the step's preview; when it asks for approval the pass waits for a decision, at most
+   * `timeout`, then ends `Degraded` with nothing done.
+   */
+  readonly approval?: {
+    /** @default '7 days' (`defaultApprovalTimeout`) */
+    readonly timeout?: Duration;
+  };
 }
 
 /**
@@ -269,6 +279,7 @@ function timingProblems(plan: ReconcilerPlan): string[] {
     const where = `step ${JSON.stringify(step.name)}: `;
     duration(where, 'startToCloseTimeout', step.startToCloseTimeout);
     duration(where, 'heartbeatTimeout', step.heartbeatTimeout);
+    duration(where, 'approval.timeout', step.approval?.timeout);
     const initial = duration(where, 'retry.initialInterval', step.retry?.initialInterval);
     const maximum = duration(where, 'retry.maximumInterval', step.retry?.maximumInterval);
     if (initial !== undefined && maximum !== undefined && initial > maximum) {
@@ -349,7 +360,7 @@ export function leadingLocalSteps(steps: readonly StepPlan[], budgetMs: number):
     const { start } = runnableSteps(steps, status);
     if (start.length !== 1) return chain;
     const step = steps.find((s) => s.name === start[0])!;
-    if (step.execution !== 'local') return chain;
+    if (step.execution !== 'local' || step.approval !== undefined) return chain;
     spent += durationMs(step.startToCloseTimeout ?? defaultStepTimeout, 0);
     if (spent > budgetMs) return chain;
     chain.push(step);

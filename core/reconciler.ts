@@ -11,6 +11,7 @@ import type { ObjectRef, PreviousStepResult, StatusFields, StepOutputs } from '.
 export type { PreviousStepResult, StepOutputs };
 import type { Duration, ReconcilerPlan } from './plan';
 import type { PlannedChange } from './dry-run';
+import type { ApprovalRule } from './approval';
 
 export type { PlannedChange };
 
@@ -261,6 +262,11 @@ export interface Reconciler<Spec = unknown> {
    * "would run; no preview" and never run in a dry run. @default {}
    */
   readonly previews?: Readonly<Record<string, StepPreview<Spec>>>;
+  /**
+   * The approval rules of the steps that need one ({@link ApprovalRule}), by step name; their plan
+   * steps carry `approval`. @default {}
+   */
+  readonly approvals?: Readonly<Record<string, ApprovalRule<Spec>>>;
   /**
    * The CRD generated for the kind; `false` when the kind is not homeostat's to define (a core kind
    * such as `Namespace`, or a CRD installed by someone else). @default {}

@@ -28,7 +28,7 @@ export const workflowCodeVersions = [
   "observe runs the plan's leading chain of local steps",
   'a drift check keeps a running timer that fires inside its jitter window',
   'a progressing step holds back its dependents; a step sees its previous result (homeostat 0.2)',
-  'an unchanged spec is recorded once per run (by digest); regular steps carry the pass priority; runs move to a new worker version between passes (homeostat 0.3)',
+  'an unchanged spec is recorded once per run (by digest); regular steps carry the pass priority; runs move to a new worker version between passes; steps may wait for approval (homeostat 0.3)',
 ] as const;
 
 /** The workflow-code version of this build: what every new run follows. */

@@ -5,7 +5,9 @@
  */
 import type { z } from 'zod';
 import { parseLabelSelector } from '../core/label-selector';
-import type { ReconcilerPlan, StepPlan } from '../core/plan';
+import type { ApprovalRule } from '../core/approval';
+import { defaultApprovalTimeout } from '../core/approval';
+import { definePlan, type Duration, type ReconcilerPlan, type StepPlan } from '../core/plan';
 import { readDeclarationProblems } from '../core/read-scope';
 import type { CrdOptions, ReadDeclaration, Reconciler, ReferenceWatch, StepFn, StepPreview } from '../core/reconciler';
 
@@ -25,7 +27,25 @@ type StepNames<L> = L extends readonly StepPlan<infer N>[] ? N : never;
  * }
  * ```
  */
-export type StepDefinition<Spec> = StepFn<Spec> | { readonly run: StepFn<Spec>; readonly preview?: StepPreview<Spec> };
+export type StepDefinition<Spec> =
+  | StepFn<Spec>
+  | {
+      readonly run: StepFn<Spec>;
+      readonly preview?: StepPreview<Spec>;
+      /**
+       * The step runs only once a person with the RBAC verb `approve` approves it (`POST …/approve`,
+       * `homeostat approve`): `'always'`, or a rule over the spec and the step's preview that returns why
+       * approval is needed, or `undefined` when it is not ({@link ApprovalRule}). While it waits, the
+       * object shows phase `AwaitingApproval` and an `Approved=False` condition with the reason and the
+       * preview's changes. @default none: the step runs without approval
+       */
+      readonly approval?: ApprovalRule<Spec>;
+      /**
+       * How long the step waits for a decision before the pass ends `Degraded` with nothing done.
+       * @default '7 days' ({@link defaultApprovalTimeout})
+       */
+      readonly approvalTimeout?: Duration;
+    };
 
 /** The argument of {@link defineReconciler}. */
 export interface ReconcilerDefinition<P extends ReconcilerPlan, S extends z.ZodType> {
@@ -92,6 +112,8 @@ export function defineReconciler<const P extends ReconcilerPlan, S extends z.Zod
   const planned = new Set([...def.plan.steps, ...(def.plan.cleanup ?? [])].map((s) => s.name));
   const impls: Record<string, StepFn<z.output<S>>> = {};
   const previews: Record<string, StepPreview<z.output<S>>> = {};
+  const approvals: Record<string, ApprovalRule<z.output<S>>> = {};
+  const timeouts: Record<string, Duration> = {};
   for (const [name, entry] of Object.entries({
     ...(def.steps as Record<string, StepDefinition<z.output<S>>>),
     ...((def.cleanup ?? {}) as Record<string, StepDefinition<z.output<S>>>),
@@ -104,6 +126,14 @@ export function defineReconciler<const P extends ReconcilerPlan, S extends z.Zod
           throw new Error(`${def.plan.kind}: step ${name}: preview must be a function or 'children-only'`);
         previews[name] = entry.preview;
       }
+      if (entry.approval !== undefined) {
+        if (typeof entry.approval !== 'function' && entry.approval !== 'always')
+          throw new Error(`${def.plan.kind}: step ${name}: approval must be a function or 'always'`);
+        approvals[name] = entry.approval;
+        timeouts[name] = entry.approvalTimeout ?? defaultApprovalTimeout;
+      } else if (entry.approvalTimeout !== undefined) {
+        throw new Error(`${def.plan.kind}: step ${name}: approvalTimeout without an approval rule`);
+      }
     } else throw new Error(`${def.plan.kind}: step ${name} must be a function or { run, preview }`);
   }
   for (const name of Object.keys(impls)) {
@@ -115,11 +145,24 @@ export function defineReconciler<const P extends ReconcilerPlan, S extends z.Zod
   if (def.labelSelector !== undefined) parseLabelSelector(def.labelSelector); // throws, naming what is wrong
   const readProblems = readDeclarationProblems(def.reads ?? []);
   if (readProblems.length > 0) throw new Error(`${def.plan.kind}: ${readProblems.join('; ')}`);
+  // The workflow sees only the plan: an approval step is marked in it (with its timeout), checked as
+  // any plan's durations are.
+  const gated = (list: readonly StepPlan[]): StepPlan[] =>
+    list.map((s) => (timeouts[s.name] !== undefined ? { ...s, approval: { timeout: timeouts[s.name]! } } : s));
+  const plan: ReconcilerPlan =
+    Object.keys(approvals).length === 0
+      ? def.plan
+      : definePlan({
+          ...def.plan,
+          steps: gated(def.plan.steps),
+          ...(def.plan.cleanup ? { cleanup: gated(def.plan.cleanup) } : {}),
+        });
   return {
-    plan: def.plan,
+    plan,
     schema: def.schema as z.ZodType<z.output<S>>,
     steps: impls,
     ...(Object.keys(previews).length > 0 ? { previews } : {}),
+    ...(Object.keys(approvals).length > 0 ? { approvals } : {}),
     ...(def.crd !== undefined ? { crd: def.crd } : {}),
     ...(def.labelSelector !== undefined ? { labelSelector: def.labelSelector } : {}),
     ...(def.references !== undefined ? { references: def.references } : {}),

@@ -52,4 +52,6 @@ export type {
   FieldChange,
   PlannedChange,
 } from '../core/dry-run';
+export type { ApprovalFacts, ApprovalRule } from '../core/approval';
+export { defaultApprovalTimeout } from '../core/approval';
 export type { ConditionSpec, ObjectRef, ObjectStatus, Phase } from '../core/definitions';

@@ -21,6 +21,7 @@ import {
   type StepState,
 } from '../core/definitions';
 import { carriedStateFormat } from '../core/carried-state';
+import type { ApprovalDecision, AwaitingApproval } from '../core/approval';
 import { Coalescer, detailsMarkdown } from './object-state';
 
 /** The kinds of durable timer a run arms: a step's requeue, the drift check, a failed step's retry. */
@@ -70,6 +71,12 @@ export class ObjectEntity {
   driftCheckIntervalMs: number | undefined;
   /** Each step's latest success (`StepContext.previous`), kept by runs of workflow-code version 4+. */
   previous: Record<string, PreviousStepResult>;
+  /** The step waiting for approval now, if any (`core/approval.ts`). */
+  awaiting: AwaitingApproval | undefined;
+  /** The decision on {@link awaiting}, once the `decide-approval` update brought it. */
+  decision: ApprovalDecision | undefined;
+  /** The approvals this run holds, by step: valid for one generation and one preview. */
+  readonly granted: Record<string, { readonly generation: number; readonly previewHash: string }> = {};
 
   constructor(input: ObjectWorkflowInput, legacyPlan?: ReconcilerPlan) {
     const carried = input.carried;
@@ -89,6 +96,8 @@ export class ObjectEntity {
     this.coalescer = new Coalescer(input.pending);
     this.plan = legacyPlan;
     this.stepList = legacyPlan?.steps ?? [];
+    this.awaiting = undefined;
+    this.decision = undefined;
   }
 
   /** The answer of the `state` query. */
@@ -111,23 +120,30 @@ export class ObjectEntity {
       passes: this.passes,
       run: this.run,
       pending: coalescer.peek() !== undefined || this.nowRequested,
+      ...(this.awaiting ? { awaitingApproval: this.awaiting } : {}),
     };
   }
 
   /** The markdown the Temporal UI shows as the workflow's current details. */
   details(): string {
-    const { nextTimer } = this;
-    return detailsMarkdown({
-      ref: this.ref,
-      phase: this.phase,
-      pass: this.passes + (this.reconciling ? 1 : 0),
-      ...(this.currentGeneration !== undefined ? { generation: this.currentGeneration } : {}),
-      title: this.detailsTitle,
-      plan: this.stepList,
-      steps: this.steps,
-      ...(nextTimer ? { nextTimer: { kind: nextTimer.kind, at: new Date(nextTimer.at).toISOString() } } : {}),
-      ...(this.lastError ? { lastError: this.lastError } : {}),
-    });
+    const { nextTimer, awaiting } = this;
+    const approval = awaiting
+      ? `\n\n**Awaiting approval**: step ${awaiting.step}, generation ${awaiting.generation}: ${awaiting.reason}. ` +
+        `Would change: ${awaiting.preview}. Approve with \`homeostat approve\` before ${awaiting.deadline}.`
+      : '';
+    return (
+      detailsMarkdown({
+        ref: this.ref,
+        phase: this.phase,
+        pass: this.passes + (this.reconciling ? 1 : 0),
+        ...(this.currentGeneration !== undefined ? { generation: this.currentGeneration } : {}),
+        title: this.detailsTitle,
+        plan: this.stepList,
+        steps: this.steps,
+        ...(nextTimer ? { nextTimer: { kind: nextTimer.kind, at: new Date(nextTimer.at).toISOString() } } : {}),
+        ...(this.lastError ? { lastError: this.lastError } : {}),
+      }) + approval
+    );
   }
 
   /** The outcome of the pass now ending (number `passes + 1`). */

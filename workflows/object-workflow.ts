@@ -37,6 +37,7 @@ import { continueAsNewOnTarget, upgradeWanted } from './run-handoff';
 import { SpecMemory } from './spec-memory';
 import { StatusWriter } from './status-writer';
 import { StepRunner, appFailure } from './step-runner';
+import { workflowApprovalGate } from './approval-gate';
 
 /** The per-object workflow function. */
 export type ObjectWorkflow = (input: ObjectWorkflowInput) => Promise<PassOutcome | undefined>;
@@ -61,10 +62,10 @@ export interface ObjectWorkflowOptions {
  * activity returned (the worker's reconciler for the object's kind), recorded in history with the
  * observation, so any operator runs on the same workflow code and replays with the plan it ran.
  *
- * The parts: {@link ObjectEntity} (the run's state), {@link StatusWriter} (change-only status
- * writes), {@link StepRunner} (steps, retries, backoff), {@link PassTimer} (requeue and drift timers);
- * this function wires them to Temporal and runs the loop: wait for a request or a timer, run a pass,
- * arm the next timer, continue as new when the history is long enough.
+ * The parts: {@link ObjectEntity} (the run's state), {@link StatusWriter} (change-only status writes),
+ * {@link StepRunner} (steps, retries, backoff, approval gates), {@link PassTimer} (requeue and drift
+ * timers); this function wires them to Temporal and runs the loop: wait for a request or a timer, run
+ * a pass, arm the next timer, continue as new when the history is long enough.
  */
 export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): ObjectWorkflow {
   const objectWorkflow = async function objectWorkflow(input: ObjectWorkflowInput): Promise<PassOutcome | undefined> {
@@ -74,10 +75,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const legacyPlan = options.legacyPlans ? findPlan(options.legacyPlans, ref) : undefined;
     const entity = new ObjectEntity(input, legacyPlan);
     const where = entity.where;
-    /**
-     * The workflow-code version this run follows (its input says; `core/workflow-code-version`): a run
-     * recorded under an older version replays as it ran, and its continue-as-new moves to this one.
-     */
+    // The workflow-code version this run follows (its input says; `core/workflow-code-version`): a run
+    // recorded under an older version replays as it ran, and its continue-as-new moves to this one.
     const codeVersion = codeVersionOf(input);
     /** Observe, status writes and the finalizer as local activities, and the steps that ask for it (1+). */
     const localActivities = codeVersion >= 1;
@@ -94,6 +93,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const status = new StatusWriter(entity, (request, summary) =>
       coreActivities(localActivities, summary).writeStatus(request),
     );
+    const approvals = codeVersion >= 5 ? workflowApprovalGate(entity, status, showDetails, upsertIfChanged) : undefined;
     /** The priority key of the running pass's regular steps (`pass-priority.ts`). */
     let passPriority: number = passPriorityKeys.normal;
     const steps = new StepRunner(
@@ -124,6 +124,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         upsert: upsertIfChanged,
       },
       { holdDependents: codeVersion >= 4, previousResults: codeVersion >= 4, specByDigest: codeVersion >= 5 },
+      approvals, // steps with an approval rule wait for a decision there (5+)
     );
     /** An unchanged spec recorded once per run, by digest after that (5+). */
     const specs = new SpecMemory(codeVersion >= 5);
@@ -224,6 +225,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         await status.writeIfChanged(obs.uid, desiredStatus({ phase: 'Deleting', generation: obs.generation }));
         upsertIfChanged();
         const cleanup = await steps.runSteps(observedPlan, observedPlan.cleanup ?? [], obs);
+        if (cleanup.superseded && codeVersion >= 5) return entity.outcome('superseded', obs.generation); // next pass
         if (cleanup.failed) {
           await status.writeIfChanged(
             obs.uid,

@@ -14,22 +14,10 @@ import { adoptionRefusedType, specChangedType, terminalFailureTypes as terminalT
 import type { ObjectEntity } from './object-entity';
 import { backoffMs, desiredStatus } from './object-state';
 import type { StatusWriter } from './status-writer';
+import { appFailure, type FailureLike } from './step-runner-failure';
+import type { ApprovalGate } from './approval-gate';
 
-/** Failure fields the workflow reads, by property (not instanceof). */
-export interface FailureLike {
-  readonly message?: string;
-  readonly type?: string;
-  readonly nonRetryable?: boolean;
-  readonly details?: readonly unknown[];
-  readonly cause?: FailureLike;
-}
-
-/** The innermost failure with a type (ApplicationFailure), or the error itself. */
-export function appFailure(err: unknown): FailureLike {
-  let f = err as FailureLike | undefined;
-  while (f?.cause && f.type === undefined) f = f.cause;
-  return f ?? {};
-}
+export { appFailure, type FailureLike } from './step-runner-failure';
 
 /** What the step runner needs from the workflow. */
 export interface StepRunnerEffects {
@@ -102,7 +90,12 @@ export class StepRunner {
     private readonly status: StatusWriter,
     private readonly effects: StepRunnerEffects,
     private readonly behaviour: StepRunnerBehaviour = {},
+    /** The approval gate (workflow-code version 5 and up); without it a step's approval rule is not asked. */
+    private readonly approvals?: ApprovalGate,
   ) {}
+
+  /** Whether the steps being run are cleanup steps of an object being deleted. */
+  private deleting = false;
 
   /** The activity options of a step: its timeouts, and one round of its retry policy. */
   static optionsOf(step: StepPlan, summary: string): ActivityOptions {
@@ -184,6 +177,18 @@ export class StepRunner {
       const end = failed(first.failure, first.failure.message, 1);
       if (end) return end;
     }
+    if (step.approval !== undefined && this.approvals !== undefined) {
+      entity.steps[step.name] = { status: 'pending', attempts, message: 'approval check' };
+      const gate = await this.approvals.before(step, generation, objUid, this.deleting);
+      if ('superseded' in gate) return this.supersede(step.name, objUid, generation, attempts, gate.superseded);
+      if ('failed' in gate) {
+        entity.lastError = `${step.name}: ${gate.failed}`;
+        const state: StepState = { status: 'failed', attempts, message: gate.failed };
+        entity.steps[step.name] = state;
+        effects.showDetails();
+        return { state, terminal: gate.terminal, superseded: false };
+      }
+    }
     for (let round = 1; ; round++) {
       entity.steps[step.name] = {
         status: round === 1 && !first ? 'running' : 'retrying',
@@ -251,6 +256,7 @@ export class StepRunner {
     leading: readonly LeadingStepOutcome[] = [],
   ): Promise<StepsRun> {
     const { entity, effects } = this;
+    this.deleting = obs.deleting;
     const status: Record<string, StepState['status']> = {};
     for (const s of list) status[s.name] = 'pending';
     entity.stepList = list;

@@ -71,7 +71,7 @@ function refOf(plan: ReconcilerPlan, p: ObjectParams): ObjectRef {
 export async function objectAccess(
   ctx: RouteContext,
   req: FastifyRequest & { params: ObjectParams },
-  verb: 'reconcile' | 'get' | 'plan',
+  verb: 'reconcile' | 'get' | 'plan' | 'approve',
 ): Promise<{ plan: ReconcilerPlan; ref: ObjectRef; who: Caller }> {
   // Authenticated first (by the server's hook already): kinds and scopes are only told to a known caller.
   const who = await ctx.caller(req);

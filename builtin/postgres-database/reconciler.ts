@@ -45,6 +45,7 @@ import { connect, tenantUrl, type ServerAddress } from './connection';
 import { appliedConnectionLimit } from './connection-limits';
 import { ensureDatabase } from './database-step';
 import { previewDatabase, previewDrop, previewExtensions, previewRole } from './previews';
+import { dropApproval } from './approvals';
 import { fromPostgresError } from './errors';
 import {
   asOwner,
@@ -381,7 +382,8 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
       extensions: { preview: (ctx) => previewExtensions(ctx, systemNamespace, extensionSchema), run: impl.extensions },
       'connection-secret': { preview: 'children-only', run: impl.connectionSecret },
     },
-    cleanup: { drop: { preview: (ctx) => previewDrop(ctx, systemNamespace), run: impl.drop } },
+    // Dropping waits for an approver when the server asks for it (approvals.ts).
+    cleanup: { drop: { preview: (ctx) => previewDrop(ctx, systemNamespace), run: impl.drop, approval: dropApproval } },
   });
 }
 

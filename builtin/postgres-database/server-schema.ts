@@ -120,6 +120,17 @@ export const postgresServerSpec = z.object({
     .describe(
       "Connection limits for the databases and roles of PostgresDatabase objects on this server, so that no tenant can take every connection: each object's database and owner role get the object's connectionLimit, the default when it sets none, and never more than the ceiling.",
     ),
+  approvals: z
+    .object({
+      dropDatabases: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Dropping a database (a PostgresDatabase with deletionPolicy Delete being deleted) waits, phase AwaitingApproval, until a caller with the RBAC verb approve approves it (POST …/approve, homeostat approve).',
+        ),
+    })
+    .default({ dropDatabases: false })
+    .describe('Changes to the databases on this server that wait for a person’s approval. Off by default.'),
 });
 
 /** A parsed `PostgresServer` spec. */

@@ -556,8 +556,10 @@ describe('HTTP API', () => {
       '/v1/kinds',
       '/v1/objects',
       '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}',
+      '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}/approve',
       '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}/plan',
       '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}/reconcile',
+      '/v1/objects/{group}/{version}/{kind}/{namespace}/{name}/reject',
     ]);
   });
 

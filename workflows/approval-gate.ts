@@ -1,0 +1,161 @@
+/**
+ * The approval gate before a step with an approval rule (`core/approval.ts`): check the rule (the
+ * `checkApproval` activity, which also writes the `AwaitingApproval` status when it asks), then wait
+ * for a decision with `condition` — one timer, no polling — until it comes, a newer request supersedes
+ * the pass (a spec change voids the wait), or the timeout ends it with nothing done. What touches
+ * Temporal comes in as {@link ApprovalEffects}, so the gate runs unchanged in the workflow and in tests.
+ */
+import { condition, proxyActivities } from '@temporalio/workflow';
+import {
+  approvalCheckActivityType,
+  approvedCondition,
+  decisionText,
+  defaultApprovalTimeout,
+  type ApprovalCheck,
+  type ApprovalCheckInput,
+  type ApprovalDecision,
+} from '../core/approval';
+import { specChangedType } from '../core/errors';
+import { durationMs, type StepPlan } from '../core/plan';
+import type { ObjectEntity } from './object-entity';
+import { desiredStatus } from './object-state';
+import type { StatusWriter } from './status-writer';
+import { appFailure } from './step-runner-failure';
+
+/** What the gate needs from the workflow. */
+export interface ApprovalEffects {
+  /** Runs the `checkApproval` activity. */
+  check(input: ApprovalCheckInput): Promise<ApprovalCheck>;
+  /** Waits until `until()` holds (true) or `ms` pass (false): the workflow's `condition`. */
+  wait(until: () => boolean, ms: number): Promise<boolean>;
+  /** The workflow clock, in epoch milliseconds. */
+  now(): number;
+  /** The run's state changed: refresh the Temporal UI's current details. */
+  showDetails(): void;
+  /** Upserts the search attributes that changed (the phase). */
+  upsert(): void;
+}
+
+/** How the gate ended: the step may run, or the pass gives way, or the step ends with nothing done. */
+export type GateOutcome =
+  { readonly run: true } | { readonly superseded: string } | { readonly failed: string; readonly terminal: boolean };
+
+/** The approval gate of one run. */
+export class ApprovalGate {
+  constructor(
+    private readonly entity: ObjectEntity,
+    private readonly status: StatusWriter,
+    private readonly effects: ApprovalEffects,
+  ) {}
+
+  /** Checks `step`'s rule for this pass and, when it asks, waits for a decision. */
+  async before(step: StepPlan, generation: number, uid: string, deleting: boolean): Promise<GateOutcome> {
+    const { entity, effects } = this;
+    const granted = entity.granted[step.name];
+    let check: ApprovalCheck;
+    try {
+      check = await effects.check({
+        ref: entity.ref,
+        step: step.name,
+        generation,
+        uid,
+        pass: entity.passes + 1,
+        knownPhase: entity.phase,
+        ...(granted?.generation === generation ? { grantedHash: granted.previewHash } : {}),
+      });
+    } catch (err) {
+      const failure = appFailure(err);
+      if (failure.type === specChangedType) return { superseded: failure.message ?? 'the spec changed' };
+      return { failed: `approval check: ${failure.message ?? String(err)}`, terminal: false };
+    }
+    if (check.reason === undefined || check.awaitingStatus === undefined) return { run: true };
+
+    const timeoutMs = durationMs(step.approval?.timeout ?? defaultApprovalTimeout, 0);
+    entity.awaiting = {
+      step: step.name,
+      generation,
+      previewHash: check.previewHash,
+      reason: check.reason,
+      preview: check.preview,
+      deadline: new Date(effects.now() + timeoutMs).toISOString(),
+    };
+    entity.decision = undefined;
+    // The activity wrote the AwaitingApproval status: known as written, not written again.
+    this.status.observed(check.awaitingStatus, '');
+    entity.phase = check.awaitingStatus.phase;
+    entity.conditions = check.awaitingStatus.conditions;
+    effects.upsert();
+    effects.showDetails();
+    const decided = await effects.wait(
+      () => entity.decision !== undefined || entity.coalescer.supersedes(uid, generation),
+      timeoutMs,
+    );
+    // Set by the update handler while the wait ran (the compiler narrowed it to the value set above).
+    const decision = entity.decision as ApprovalDecision | undefined;
+    entity.awaiting = undefined;
+    entity.decision = undefined;
+    effects.showDetails();
+    if (decision === undefined) {
+      if (decided) return { superseded: `a newer request voided the wait for approval of generation ${generation}` };
+      const message = `approval timed out after ${step.approval?.timeout ?? defaultApprovalTimeout}; nothing done`;
+      await this.record(uid, generation, step.name, deleting, { timedOut: message }, message, 'ApprovalTimedOut');
+      return { failed: message, terminal: true };
+    }
+    const text = decisionText(decision);
+    if (decision.decision === 'reject') {
+      const message = `${text}; nothing done`;
+      await this.record(uid, generation, step.name, deleting, { decided: decision }, message, 'ApprovalRejected');
+      return { failed: message, terminal: true };
+    }
+    entity.granted[step.name] = { generation, previewHash: decision.previewHash };
+    await this.record(uid, generation, step.name, deleting, { decided: decision }, undefined, 'Approved');
+    return { run: true };
+  }
+
+  /**
+   * Writes the decision into status: the `Approved` condition (who and why) beside the phase the pass
+   * goes on in (or ends in: `Degraded`, terminal), with an Event naming it.
+   */
+  private async record(
+    uid: string,
+    generation: number,
+    step: string,
+    deleting: boolean,
+    state: Parameters<typeof approvedCondition>[2],
+    failure: string | undefined,
+    reason: string,
+  ): Promise<void> {
+    const condition = approvedCondition(generation, step, state);
+    const base =
+      failure !== undefined
+        ? desiredStatus({ phase: 'Degraded', generation, failedStep: step, message: failure, terminal: true })
+        : desiredStatus({ phase: deleting ? 'Deleting' : 'Reconciling', generation });
+    await this.status.writeIfChanged(
+      uid,
+      { ...base, conditions: [...base.conditions, condition] },
+      { type: failure === undefined ? 'Normal' : 'Warning', reason, note: condition.message.slice(0, 1000) },
+    );
+    this.effects.upsert();
+  }
+}
+
+/** The gate of a workflow run: the `checkApproval` activity, `condition` for the wait, the workflow clock. */
+export function workflowApprovalGate(
+  entity: ObjectEntity,
+  status: StatusWriter,
+  showDetails: () => void,
+  upsert: () => void,
+): ApprovalGate {
+  return new ApprovalGate(entity, status, {
+    check: (input) =>
+      proxyActivities<Record<typeof approvalCheckActivityType, (i: ApprovalCheckInput) => Promise<ApprovalCheck>>>({
+        startToCloseTimeout: '2 minutes',
+        retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 3 },
+        summary: `approval check · ${input.step} · ${entity.ref.kind} ${entity.where} gen ${input.generation}`,
+      })[approvalCheckActivityType](input),
+    wait: (until, ms) => condition(until, ms),
+    now: () => Date.now(),
+    showDetails,
+    upsert,
+  });
+}
