@@ -174,6 +174,9 @@ describe('approval gates', () => {
     // Waiting: the workflow idles on its timer (nothing more recorded), the record is untouched.
     await waitFor(async () => (await state(name)).awaitingApproval?.step === 'drop', 30_000);
     expect(await external(name)).toBe(3);
+    // The run that waits: once the object is gone, a late event may start a new run under the same ID
+    // (it finds nothing and ends), so the history is read from this run, not the workflow's latest.
+    const waitingRun = (await handle.describe()).runId;
 
     expect(await decide(name, 'approve', tokens.operator)).toMatchObject({
       status: 403,
@@ -189,7 +192,7 @@ describe('approval gates', () => {
     expect(await external(name)).toBeUndefined();
 
     // History: the accepted update carries the approver and the comment.
-    const events = (await handle.fetchHistory()).events ?? [];
+    const events = (await t.temporal.workflow.getHandle(handle.workflowId, waitingRun).fetchHistory()).events ?? [];
     const accepted = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     const payload =
       accepted?.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads?.[0];
