@@ -13,6 +13,7 @@ import queued, { closeGate, openGate, started } from '../fixtures/operators/queu
 import { randomSuffix, useStack } from '../support/harness';
 import { eventually } from '../support/eventually';
 import { installOperatorCrds, startInProcessHomeostat } from '../support/homeostat';
+import { createQueuees, waitQueueesReady } from '../support/queuees';
 
 const group = 'queued.homeostat.dev';
 const drifting = 8;
@@ -34,37 +35,9 @@ describe('priority of a pass’s steps', () => {
     const names = [...Array.from({ length: drifting }, (_, i) => `q-${i}`), 'vip'];
     const refOf = (name: string) => ({ group, version: 'v1alpha1', kind: 'Queuee', namespace: t.namespace, name });
     const handleOf = (name: string) => t.temporal.workflow.getHandle(workflowIdFor(refOf(name)));
-    for (const name of names) {
-      await t.custom.createNamespacedCustomObject({
-        group,
-        version: 'v1alpha1',
-        namespace: t.namespace,
-        plural: 'queuees',
-        body: {
-          apiVersion: `${group}/v1alpha1`,
-          kind: 'Queuee',
-          // vip has no drift check of its own in the test's time: only the reconcile-now runs its pass.
-          metadata: { name, ...(name === 'vip' ? { annotations: { [driftCheckAnnotation]: '24 hours' } } : {}) },
-          spec: {},
-        },
-      });
-    }
-    const phaseOf = async (name: string): Promise<string | undefined> =>
-      (
-        (await t.custom.getNamespacedCustomObject({
-          group,
-          version: 'v1alpha1',
-          namespace: t.namespace,
-          plural: 'queuees',
-          name,
-        })) as { status?: { phase?: string } }
-      ).status?.phase;
-    await eventually(
-      'every object Ready',
-      () => Promise.all(names.map(phaseOf)),
-      (ps) => ps.every((p) => p === 'Ready'),
-      180_000,
-    );
+    // vip has no drift check of its own in the test's time: only the reconcile-now runs its pass.
+    await createQueuees(t, names, (name) => (name === 'vip' ? { [driftCheckAnnotation]: '24 hours' } : undefined));
+    await waitQueueesReady(t, names);
 
     // Hold the worker: the next step to start blocks its one slot, and the drift checks queue behind it.
     closeGate();

@@ -5,11 +5,9 @@
  */
 import pino from 'pino';
 import queued from '../fixtures/operators/queued';
-import { eventually } from '../support/eventually';
 import { randomSuffix, useStack } from '../support/harness';
 import { installOperatorCrds, startInProcessHomeostat } from '../support/homeostat';
-
-const group = 'queued.homeostat.dev';
+import { createQueuees, waitQueueesReady } from '../support/queuees';
 
 describe('the worker’s workflow cache', () => {
   const t = useStack();
@@ -24,31 +22,8 @@ describe('the worker’s workflow cache', () => {
       maxCachedWorkflows: 2,
     });
     const names = Array.from({ length: 6 }, (_, i) => `c-${i}`);
-    for (const name of names) {
-      await t.custom.createNamespacedCustomObject({
-        group,
-        version: 'v1alpha1',
-        namespace: t.namespace,
-        plural: 'queuees',
-        body: { apiVersion: `${group}/v1alpha1`, kind: 'Queuee', metadata: { name }, spec: {} },
-      });
-    }
-    const phaseOf = async (name: string): Promise<string | undefined> =>
-      (
-        (await t.custom.getNamespacedCustomObject({
-          group,
-          version: 'v1alpha1',
-          namespace: t.namespace,
-          plural: 'queuees',
-          name,
-        })) as { status?: { phase?: string } }
-      ).status?.phase;
-    await eventually(
-      'every object Ready',
-      () => Promise.all(names.map(phaseOf)),
-      (ps) => ps.every((p) => p === 'Ready'),
-      180_000,
-    );
+    await createQueuees(t, names);
+    await waitQueueesReady(t, names);
     const cached = homeostat.worker.getStatus().numCachedWorkflows;
     expect(cached).toBeGreaterThan(0);
     expect(cached).toBeLessThanOrEqual(2);
