@@ -26,6 +26,7 @@ import { deploymentVersionString, resolveDeploymentVersion } from './deployment-
 import { establishVersionRouting } from './first-version';
 import { PinoTemporalLogger } from './logger';
 import { controllerRuntimeReconcileTimeBuckets, reconcileTimeBuckets } from './metrics';
+import { exportReconcileSeries } from './reconcile-metric-series';
 
 /** The workflow entry module: the generic object workflow, which serves every operator. */
 export const defaultWorkflowsPath = require.resolve('../workflows');
@@ -186,6 +187,11 @@ export async function createHomeostatWorker(options: HomeostatWorkerOptions): Pr
       })
     : undefined;
   const worker = await createWorker(options, taskQueue, version);
+  exportReconcileSeries(Runtime.instance().metricMeter, {
+    namespace: options.namespace,
+    taskQueue,
+    operator: options.operator,
+  });
   if (version && versioning) {
     options.logger.info({ deploymentVersion: deploymentVersionString(version) }, 'versioned worker');
     await establishVersionRouting({

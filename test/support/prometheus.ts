@@ -1,5 +1,5 @@
 /** Reading a real Prometheus's HTTP API: queries, targets, rules and alerts (issue 30's tests). */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const monitoring = join(__dirname, '../../deploy/monitoring');
@@ -57,4 +57,42 @@ export function dashboardQueries(): { panel: string; expr: string }[] {
 export function shippedAlertNames(): string[] {
   const text = readFileSync(join(monitoring, 'homeostat-alerts.yaml'), 'utf8');
   return [...text.matchAll(/^\s+- alert: (\S+)$/gm)].map((m) => m[1]!);
+}
+
+/** The state of each alerting rule Prometheus evaluates (`inactive`, `pending`, `firing`), by alert name. */
+export async function alertStates(prometheus: string): Promise<Record<string, string>> {
+  return Object.fromEntries((await promRules(prometheus)).map((r) => [r.name, r.state]));
+}
+
+/**
+ * The shipped alerting rules with their clocks scaled down for a test of minutes, written to `file`:
+ * every `for:` becomes `forSeconds`, every range window `[5m]`/`[1m]` becomes `windowSeconds`, and the
+ * thresholds that are durations or rates (seconds not Ready, the action-rate limit) become `thresholds`.
+ * The expressions, metric names, labels and comparisons stay the shipped ones. Each replacement must
+ * find its text: a changed rules file fails the test loudly instead of testing something else.
+ */
+export function writeScaledAlertRules(
+  file: string,
+  scale: {
+    forSeconds: number;
+    windowSeconds: number;
+    /** Replaces the Reconciling and Degraded not-Ready thresholds (seconds). */
+    notReadySeconds: number;
+    /** Replaces the Temporal action-rate limit (actions per second) the last rule compares against. */
+    actionLimitPerSecond: number;
+  },
+): void {
+  let text = readFileSync(join(monitoring, 'homeostat-alerts.yaml'), 'utf8');
+  const replace = (pattern: RegExp, by: string, expected: number): void => {
+    const found = text.match(pattern)?.length ?? 0;
+    if (found !== expected)
+      throw new Error(`the shipped rules changed: ${pattern} found ${found} times, not ${expected}`);
+    text = text.replace(pattern, by);
+  };
+  replace(/^(\s+)for: \d+m$/gm, `$1for: ${scale.forSeconds}s`, 6);
+  replace(/\[(1|5)m\]/g, `[${scale.windowSeconds}s]`, 3);
+  replace(/\{phase="Reconciling"\}\) > 900$/m, `{phase="Reconciling"}) > ${scale.notReadySeconds}`, 1);
+  replace(/\{phase="Degraded"\}\) > 120$/m, `{phase="Degraded"}) > ${scale.notReadySeconds}`, 1);
+  replace(/> 0\.8 \* 500$/m, `> 0.8 * ${scale.actionLimitPerSecond}`, 1);
+  writeFileSync(file, text);
 }
