@@ -161,6 +161,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
               {
                 ref,
                 ...specs.observeInput(),
+                ...(approvals !== undefined ? { approvalRules: true } : {}),
                 leadingSteps: {
                   status: { pass: entity.passes + 1 },
                   ...(codeVersion >= 4 && entity.uid !== undefined && Object.keys(entity.previous).length > 0
@@ -443,8 +444,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       }
     }
   };
-  // PINNED (a run finishes on the version that started it and moves only at a continue-as-new) is the
-  // versioned worker's default (workers/create-worker.ts), not declared here: Temporal refuses a
-  // declared behavior from an unversioned worker (HOMEOSTAT_WORKER_VERSIONING=false).
+  // PINNED (a run moves only at a continue-as-new) is the versioned worker's default (workers/create-worker.ts),
+  // not declared here: Temporal refuses a declared behavior from an unversioned worker.
   return objectWorkflow;
 }

@@ -157,6 +157,26 @@ describe('approval gates', () => {
     tokens.outsider = await callerToken('outsider', []);
   }, 120_000);
 
+  it('given a gated step whose rule says no (the record grows), its passes run no approval check: one activity per pass, the step’s own', async () => {
+    const name = `grow-${randomSuffix()}`;
+    await ledgers.create(name, 1);
+    await waitPhase(name, 'Ready');
+    for (const size of [2, 3]) {
+      await ledgers.resize(name, size);
+      await waitFor(async () => (await external(name)) === size, 60_000, 200, `record ${size}`);
+    }
+    await waitFor(async () => (await state(name)).lastOutcome?.generation === 3, 60_000);
+    const { passes } = await state(name);
+    const events = (await t.temporal.workflow.getHandle(workflowIdFor(ref(name))).fetchHistory()).events ?? [];
+    const scheduled = events
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter((n): n is string => n !== undefined && n !== null);
+    // The rule was asked in observe (its preview computed there): no checkApproval, one record step per pass.
+    expect(scheduled.filter((n) => n === 'checkApproval')).toEqual([]);
+    expect(scheduled.length).toBe(passes);
+    expect(await phaseOf(name)).toBe('Ready');
+  });
+
   it('given a deletion under an approval rule, it waits with the record still there, refuses a caller with reconcile but not approve (403), and an approver’s approve drops it; history, Event and wait cost name and bound it', async () => {
     const name = `del-${randomSuffix()}`;
     await ledgers.create(name, 3);
