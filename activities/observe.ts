@@ -130,12 +130,15 @@ export function observeObject(
     const retired = previous?.uid === obj.metadata.uid ? retiredSteps(plan, Object.keys(previous?.steps ?? {})) : [];
     const owned = ownedConditionTypes(plan, {}, retired);
     const snapshot = snapshotOf(obj, location, owned);
+    // Asked before the leading steps: a gated step whose rule needs no approval may run among them.
+    const gates = await approvalsAsked(input, reconciler, obj, false);
     const leading = input.leadingSteps
       ? await stepRunner.runLeadingSteps(
           reconciler,
           { ref, identity: snapshot.identity, spec: parsed.data },
           input.leadingSteps.budgetMs,
           previous?.uid === snapshot.identity.uid ? previous.steps : undefined,
+          (step) => gates.approvalsAsked?.includes(step) === false,
         )
       : [];
     const pass = input.leadingSteps?.status?.pass;
@@ -149,7 +152,7 @@ export function observeObject(
       ...specOf(parsed.data),
       plan,
       ...(leading.length > 0 ? { leading } : {}),
-      ...(await approvalsAsked(input, reconciler, written ?? obj, false)),
+      ...gates,
     };
   };
 }
