@@ -59,7 +59,9 @@ export function approvalCheck(
       { type: 'Normal', reason: 'AwaitingApproval', note: wanted.conditions.at(-1)!.message.slice(0, 1000) },
       input.pass,
     );
-    await status.writeOwnStatus({ ref, uid, status: wanted, ...(event ? { event } : {}) }, obj);
+    // Keyed by step too: a second gated step of the same pass records its own AwaitingApproval Event.
+    const keyed = event && { ...event, dedupKey: `${generation}/AwaitingApproval/${step}/${input.pass}` };
+    await status.writeOwnStatus({ ref, uid, status: wanted, ...(keyed ? { event: keyed } : {}) }, obj);
     return { reason: shown, preview, previewHash, awaitingStatus: wanted };
   };
 }

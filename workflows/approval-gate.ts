@@ -133,7 +133,13 @@ export class ApprovalGate {
     await this.status.writeIfChanged(
       uid,
       { ...base, conditions: [...base.conditions, condition] },
-      { type: failure === undefined ? 'Normal' : 'Warning', reason, note: condition.message.slice(0, 1000) },
+      {
+        type: failure === undefined ? 'Normal' : 'Warning',
+        reason,
+        note: condition.message.slice(0, 1000),
+        // Its own key: a later write of the same phase in this pass (Reconciling after a failed round) keeps its Event.
+        dedupKey: `${generation}/${reason}/${step}/${this.entity.passes + 1}`,
+      },
     );
     this.effects.upsert();
   }
