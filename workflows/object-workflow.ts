@@ -93,7 +93,9 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const status = new StatusWriter(entity, (request, summary) =>
       coreActivities(localActivities, summary).writeStatus(request),
     );
-    const approvals = codeVersion >= 5 ? workflowApprovalGate(entity, status, showDetails, upsertIfChanged) : undefined;
+    const handOver = (): boolean => workflowInfo().continueAsNewSuggested || upgrade();
+    const approvals =
+      codeVersion >= 5 ? workflowApprovalGate(entity, status, showDetails, upsertIfChanged, handOver) : undefined;
     /** The priority key of the running pass's regular steps (`pass-priority.ts`). */
     let passPriority: number = passPriorityKeys.normal;
     const steps = new StepRunner(
@@ -302,13 +304,11 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         return entity.outcome('degraded', obs.generation);
       }
       entity.lastError = undefined;
-      // A step whose work is still under way (a rollout) makes the pass Reconciling, not Ready; the
-      // next pass comes from its child's status change (or a requeue). Histories recorded before
-      // steps could report progress have none, so they replay as they ran. Per-step conditions came
-      // later: histories recorded before them keep the old status (and so the old commands) on
-      // replay. Runs that fuse leading steps came later still, so they skip the patch call (its
-      // marker's search-attribute upsert is an action per run); runs recorded with the marker must
-      // keep calling it (an unmatched marker is nondeterminism).
+      // A step whose work is still under way (a rollout) makes the pass Reconciling, not Ready; the next
+      // pass comes from its child's status change (or a requeue). Per-step conditions came later than
+      // progress: histories recorded before them replay the old status. Runs that fuse leading steps skip
+      // the patch call (its marker's search-attribute upsert is an action per run); runs recorded with
+      // the marker must keep calling it (an unmatched marker is nondeterminism).
       const under = result.progressing;
       const passed = succeededPassStatus(
         obs.generation,
