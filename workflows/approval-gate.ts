@@ -140,6 +140,7 @@ export class ApprovalGate {
     reason: string,
   ): Promise<void> {
     const condition = approvedCondition(generation, step, state);
+    this.entity.lastApproval = `${condition.message} (generation ${generation})`;
     const base =
       failure !== undefined
         ? desiredStatus({ phase: 'Degraded', generation, failedStep: step, message: failure, terminal: true })

@@ -77,6 +77,8 @@ export class ObjectEntity {
   decision: ApprovalDecision | undefined;
   /** The approvals this workflow holds, by step: valid for one generation and one preview (carried on). */
   readonly granted: Record<string, { readonly generation: number; readonly previewHash: string }>;
+  /** The latest decision on a wait of this run (`step deployment approved by alice: ok`), shown in the details. */
+  lastApproval: string | undefined;
   /** The running pass gave up its wait for approval to continue as new: {@link awaiting} is carried on. */
   handingOver = false;
 
@@ -135,7 +137,9 @@ export class ObjectEntity {
     const approval = awaiting
       ? `\n\n**Awaiting approval**: step ${awaiting.step}, generation ${awaiting.generation}: ${awaiting.reason}. ` +
         `Would change: ${awaiting.preview}. Approve with \`homeostat approve\` before ${awaiting.deadline}.`
-      : '';
+      : this.lastApproval !== undefined
+        ? `\n\n**Approval**: ${this.lastApproval}.`
+        : '';
     return (
       detailsMarkdown({
         ref: this.ref,
