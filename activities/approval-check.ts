@@ -6,17 +6,11 @@
  * decision must name: a different preview voids an approval.
  */
 import { createHash } from 'node:crypto';
-import {
-  awaitingApprovalStatus,
-  previewText,
-  type ApprovalCheck,
-  type ApprovalCheckInput,
-  type ApprovalFacts,
-} from '../core/approval';
+import { awaitingApprovalStatus, previewText, type ApprovalCheck, type ApprovalCheckInput } from '../core/approval';
 import { HomeostatError } from '../core/errors';
 import type { ActivityContext } from './activity-context';
 import { planObject } from './plan-object';
-import { identityOf, readObject } from './kubernetes';
+import { approvalFacts, observedOf } from './approval-rules';
 import { phaseChangeEvent } from '../core/status';
 import type { StatusWriter } from './status-writer';
 
@@ -43,17 +37,8 @@ export function approvalCheck(
     }
     const dryRun = await plan({ ref });
     const previewed = dryRun.steps.find((s) => s.name === step);
-    const observed: ApprovalFacts<unknown>['observed'] = {
-      changes: previewed?.changes ?? [],
-      children: previewed?.children ?? [],
-    };
-    const parsed = reconciler.schema.safeParse(obj.spec ?? {});
-    const facts: ApprovalFacts<unknown> = {
-      spec: parsed.success ? parsed.data : obj.spec,
-      observed,
-      deleting: dryRun.pass === 'cleanup',
-      read: (o) => readObject(c.kc, identityOf(obj), reconciler.reads ?? [], o),
-    };
+    const observed = observedOf(dryRun, step);
+    const facts = approvalFacts(c, reconciler, obj, dryRun.pass === 'cleanup', () => observed);
     // A rule missing from this worker's reconciler (a plan marked by another build): ask, to be safe.
     const reason = rule === undefined || rule === 'always' ? `step ${step} always needs approval` : await rule(facts);
     const preview =
@@ -74,7 +59,9 @@ export function approvalCheck(
       { type: 'Normal', reason: 'AwaitingApproval', note: wanted.conditions.at(-1)!.message.slice(0, 1000) },
       input.pass,
     );
-    await status.writeOwnStatus({ ref, uid, status: wanted, ...(event ? { event } : {}) }, obj);
+    // Keyed by step too: a second gated step of the same pass records its own AwaitingApproval Event.
+    const keyed = event && { ...event, dedupKey: `${generation}/AwaitingApproval/${step}/${input.pass}` };
+    await status.writeOwnStatus({ ref, uid, status: wanted, ...(keyed ? { event: keyed } : {}) }, obj);
     return { reason: shown, preview, previewHash, awaitingStatus: wanted };
   };
 }

@@ -18,6 +18,8 @@ import type { ActivityContext } from './activity-context';
 import type { Finalizers } from './finalizers';
 import type { StatusWriter } from './status-writer';
 import type { StepInvoker } from './step-invocation';
+import { stepsAskingApproval } from './approval-rules';
+import { planObject } from './plan-object';
 
 /**
  * The object as the workflow sees it; its status holds only the conditions homeostat owns (`owned`:
@@ -52,6 +54,21 @@ export function observeObject(
   // Parsed once: a selector that does not parse fails the worker's start, not a pass.
   const selectors = new Map<Reconciler<unknown>, LabelRequirement[]>();
   for (const r of reconcilers) if (r.labelSelector) selectors.set(r, parseLabelSelector(r.labelSelector));
+  const dryRunOf = planObject(c);
+  /** The steps whose approval rule asks now, when the workflow wants them and the plan gates any. */
+  const approvalsAsked = async (
+    input: ObserveInput,
+    reconciler: Reconciler<unknown>,
+    obj: CustomObject,
+    deleting: boolean,
+  ): Promise<{ approvalsAsked?: string[] }> =>
+    input.approvalRules && reconciler.approvals !== undefined
+      ? {
+          approvalsAsked: await stepsAskingApproval(c, input.ref, reconciler, obj, deleting, () =>
+            dryRunOf({ ref: input.ref }),
+          ),
+        }
+      : {};
 
   return async (input: ObserveInput): Promise<Observation> => {
     const { ref } = input;
@@ -78,7 +95,14 @@ export function observeObject(
       return specDigest === input.knownSpecDigest ? { specDigest, specUnchanged: true } : { spec, specDigest };
     };
     if (obj.metadata.deletionTimestamp != null) {
-      return { found: true, ...snapshotOf(obj, location), ...specOf(parsed.success ? parsed.data : obj.spec), plan };
+      const spec = specOf(parsed.success ? parsed.data : obj.spec);
+      return {
+        found: true,
+        ...snapshotOf(obj, location),
+        ...spec,
+        plan,
+        ...(await approvalsAsked(input, reconciler, obj, true)),
+      };
     }
     if (!parsed.success) {
       throw new HomeostatError('ERR_INVALID_SPEC', `invalid spec: ${formatIssues(parsed.error.issues)}`, {
@@ -106,12 +130,15 @@ export function observeObject(
     const retired = previous?.uid === obj.metadata.uid ? retiredSteps(plan, Object.keys(previous?.steps ?? {})) : [];
     const owned = ownedConditionTypes(plan, {}, retired);
     const snapshot = snapshotOf(obj, location, owned);
+    // Asked before the leading steps: a gated step whose rule needs no approval may run among them.
+    const gates = await approvalsAsked(input, reconciler, obj, false);
     const leading = input.leadingSteps
       ? await stepRunner.runLeadingSteps(
           reconciler,
           { ref, identity: snapshot.identity, spec: parsed.data },
           input.leadingSteps.budgetMs,
           previous?.uid === snapshot.identity.uid ? previous.steps : undefined,
+          (step) => gates.approvalsAsked?.includes(step) === false,
         )
       : [];
     const pass = input.leadingSteps?.status?.pass;
@@ -125,6 +152,7 @@ export function observeObject(
       ...specOf(parsed.data),
       plan,
       ...(leading.length > 0 ? { leading } : {}),
+      ...gates,
     };
   };
 }

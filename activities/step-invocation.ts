@@ -25,6 +25,8 @@ export interface StepInvoker {
     base: Omit<StepInput, 'results' | 'previous'>,
     budgetMs: number,
     previous?: Readonly<Record<string, PreviousStepResult>>,
+    /** The gated steps whose rule, asked this pass, needs no approval: the chain may run them. @default none */
+    runsGated?: (step: string) => boolean,
   ): Promise<LeadingStepOutcome[]>;
   /** One activity per step of every reconciler, named by `stepActivityType`. */
   readonly steps: Record<string, (input: StepInput) => Promise<StepActivityResult>>;
@@ -78,11 +80,12 @@ export function stepInvoker(c: ActivityContext): StepInvoker {
     base: Omit<StepInput, 'results' | 'previous'>,
     budgetMs: number,
     previous: Readonly<Record<string, PreviousStepResult>> = {},
+    runsGated?: (step: string) => boolean,
   ): Promise<LeadingStepOutcome[]> => {
     const ctx = Context.current();
     const outcomes: LeadingStepOutcome[] = [];
     const outputs: Record<string, StepOutputs> = {};
-    for (const step of leadingLocalSteps(reconciler.plan.steps, budgetMs)) {
+    for (const step of leadingLocalSteps(reconciler.plan.steps, budgetMs, runsGated)) {
       const before = previous[step.name];
       const input: StepInput = {
         ...base,

@@ -28,6 +28,12 @@ export interface ObserveInput {
    */
   readonly knownSpecDigest?: string;
   /**
+   * Also ask the approval rules of the pass's gated steps (workflow-code version 5): the observation
+   * names the steps whose rule asks for approval now ({@link ObservedObject.approvalsAsked}), and the
+   * workflow runs the `checkApproval` activity only for those.
+   */
+  readonly approvalRules?: boolean;
+  /**
    * Also run the plan's leading chain of local steps (`leadingLocalSteps`, within `budgetMs` of
    * their start-to-close timeouts) when the object is found, valid and not being deleted: each step's
    * first attempt, in order, each within its own timeout, stopping at the first that fails. Their
@@ -99,6 +105,12 @@ export interface ObservedObject extends ObjectSnapshot {
   readonly leading?: readonly LeadingStepOutcome[];
   /** Observe wrote the pass's status after running every step (the snapshot shows it as written). */
   readonly statusWritten?: boolean;
+  /**
+   * The gated steps of the pass whose approval rule asks for approval now ({@link ObserveInput.approvalRules}):
+   * the others run without the `checkApproval` activity. Absent (not asked, or an older worker): every
+   * gated step is checked.
+   */
+  readonly approvalsAsked?: readonly string[];
 }
 
 /** The result of {@link Activities.observeObject}. */

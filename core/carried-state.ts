@@ -99,6 +99,16 @@ export function readCarriedState(
       check(count(generation), `previous.${step}.generation`, 'a whole number ≥ 0', generation);
     }
   }
+  optional(state, 'approvals', isObject, 'an object');
+  if (isObject(state.approvals)) {
+    const { granted, awaiting, decision } = state.approvals;
+    if (granted !== undefined) check(isObject(granted), 'approvals.granted', 'an object', granted);
+    for (const [step, g] of Object.entries(isObject(granted) ? granted : {})) {
+      check(isObject(g) && count(g.generation), `approvals.granted.${step}.generation`, 'a whole number ≥ 0', g);
+    }
+    if (awaiting !== undefined) check(isObject(awaiting), 'approvals.awaiting', 'an object', awaiting);
+    if (decision !== undefined) check(isObject(decision), 'approvals.decision', 'an object', decision);
+  }
   optional(state, 'timer', isObject, 'an object');
   if (isObject(state.timer)) {
     const { kind, at } = state.timer;

@@ -213,6 +213,31 @@ export interface CarriedState {
    * move again before that pass (a guard against a continue-as-new loop).
    */
   readonly upgraded?: boolean;
+  /**
+   * The approvals this workflow holds or waits for (`core/approval.ts`; workflow-code version 5): the
+   * steps approved, each for one generation and preview hash, and the wait a pass gave up to continue
+   * as new (with its deadline, and a decision that came meanwhile). The next run's pass resumes that
+   * wait when its check finds the same step, generation and preview; a grant still lets its step run.
+   */
+  readonly approvals?: {
+    readonly granted?: Readonly<Record<string, { readonly generation: number; readonly previewHash: string }>>;
+    readonly awaiting?: {
+      readonly step: string;
+      readonly generation: number;
+      readonly previewHash: string;
+      readonly reason: string;
+      readonly preview: string;
+      readonly deadline: string;
+    };
+    readonly decision?: {
+      readonly ref: ObjectRef;
+      readonly decision: 'approve' | 'reject';
+      readonly approver: string;
+      readonly comment?: string;
+      readonly generation: number;
+      readonly previewHash: string;
+    };
+  };
 }
 
 /** How a step ended in the latest pass. */

@@ -349,9 +349,14 @@ export const defaultStepTimeout: Duration = '1 minute';
  * to at most `budgetMs`. At each point exactly one step may start (its dependencies all in the chain
  * before it, no other step startable beside it), so running the chain in sequence inside one activity
  * starts no step earlier or later relative to the others than the workflow would; a plan whose first
- * steps run in parallel has no chain. Observe runs this chain in its own local activity.
+ * steps run in parallel has no chain. Observe runs this chain in its own local activity. A step with an
+ * approval rule ends the chain, unless `runsGated` says its rule, asked this pass, needs no approval.
  */
-export function leadingLocalSteps(steps: readonly StepPlan[], budgetMs: number): StepPlan[] {
+export function leadingLocalSteps(
+  steps: readonly StepPlan[],
+  budgetMs: number,
+  runsGated: (step: string) => boolean = () => false,
+): StepPlan[] {
   const status: Record<string, 'pending' | 'succeeded'> = {};
   for (const s of steps) status[s.name] = 'pending';
   const chain: StepPlan[] = [];
@@ -360,7 +365,7 @@ export function leadingLocalSteps(steps: readonly StepPlan[], budgetMs: number):
     const { start } = runnableSteps(steps, status);
     if (start.length !== 1) return chain;
     const step = steps.find((s) => s.name === start[0])!;
-    if (step.execution !== 'local' || step.approval !== undefined) return chain;
+    if (step.execution !== 'local' || (step.approval !== undefined && !runsGated(step.name))) return chain;
     spent += durationMs(step.startToCloseTimeout ?? defaultStepTimeout, 0);
     if (spent > budgetMs) return chain;
     chain.push(step);

@@ -13,7 +13,6 @@ import {
   defaultApprovalTimeout,
   type ApprovalCheck,
   type ApprovalCheckInput,
-  type ApprovalDecision,
 } from '../core/approval';
 import { specChangedType } from '../core/errors';
 import { durationMs, type StepPlan } from '../core/plan';
@@ -34,6 +33,11 @@ export interface ApprovalEffects {
   showDetails(): void;
   /** Upserts the search attributes that changed (the phase). */
   upsert(): void;
+  /**
+   * Whether the run should continue as new now (its history is long, or its worker deployment's target
+   * version changed): a wait gives way, and the next run resumes it.
+   */
+  handOver(): boolean;
 }
 
 /** How the gate ended: the step may run, or the pass gives way, or the step ends with nothing done. */
@@ -71,15 +75,20 @@ export class ApprovalGate {
     if (check.reason === undefined || check.awaitingStatus === undefined) return { run: true };
 
     const timeoutMs = durationMs(step.approval?.timeout ?? defaultApprovalTimeout, 0);
+    // The wait a previous run gave up to continue as new, for this very step, generation and preview:
+    // resumed with its deadline, and with the decision that came meanwhile (`ObjectEntity` restored both).
+    const before = entity.awaiting;
+    const resumed =
+      before?.step === step.name && before.generation === generation && before.previewHash === check.previewHash;
     entity.awaiting = {
       step: step.name,
       generation,
       previewHash: check.previewHash,
       reason: check.reason,
       preview: check.preview,
-      deadline: new Date(effects.now() + timeoutMs).toISOString(),
+      deadline: resumed ? before.deadline : new Date(effects.now() + timeoutMs).toISOString(),
     };
-    entity.decision = undefined;
+    if (!resumed) entity.decision = undefined;
     // The activity wrote the AwaitingApproval status: known as written, not written again.
     this.status.observed(check.awaitingStatus, '');
     entity.phase = check.awaitingStatus.phase;
@@ -87,11 +96,16 @@ export class ApprovalGate {
     effects.upsert();
     effects.showDetails();
     const decided = await effects.wait(
-      () => entity.decision !== undefined || entity.coalescer.supersedes(uid, generation),
-      timeoutMs,
+      () => entity.decision !== undefined || entity.coalescer.supersedes(uid, generation) || effects.handOver(),
+      Math.max(0, Date.parse(entity.awaiting.deadline) - effects.now()),
     );
-    // Set by the update handler while the wait ran (the compiler narrowed it to the value set above).
-    const decision = entity.decision as ApprovalDecision | undefined;
+    // Set by the update handler while the wait ran (or before it, in a run that resumed the wait).
+    const decision = entity.decision;
+    if (decision === undefined && decided && effects.handOver()) {
+      // Continue as new with the wait (and any decision that comes before): the next run resumes it.
+      entity.handingOver = true;
+      return { superseded: `the wait for approval of step ${step.name} moves to the next run` };
+    }
     entity.awaiting = undefined;
     entity.decision = undefined;
     effects.showDetails();
@@ -126,6 +140,7 @@ export class ApprovalGate {
     reason: string,
   ): Promise<void> {
     const condition = approvedCondition(generation, step, state);
+    this.entity.lastApproval = `${condition.message} (generation ${generation})`;
     const base =
       failure !== undefined
         ? desiredStatus({ phase: 'Degraded', generation, failedStep: step, message: failure, terminal: true })
@@ -133,7 +148,13 @@ export class ApprovalGate {
     await this.status.writeIfChanged(
       uid,
       { ...base, conditions: [...base.conditions, condition] },
-      { type: failure === undefined ? 'Normal' : 'Warning', reason, note: condition.message.slice(0, 1000) },
+      {
+        type: failure === undefined ? 'Normal' : 'Warning',
+        reason,
+        note: condition.message.slice(0, 1000),
+        // Its own key: a later write of the same phase in this pass (Reconciling after a failed round) keeps its Event.
+        dedupKey: `${generation}/${reason}/${step}/${this.entity.passes + 1}`,
+      },
     );
     this.effects.upsert();
   }
@@ -145,6 +166,7 @@ export function workflowApprovalGate(
   status: StatusWriter,
   showDetails: () => void,
   upsert: () => void,
+  handOver: () => boolean,
 ): ApprovalGate {
   return new ApprovalGate(entity, status, {
     check: (input) =>
@@ -157,5 +179,6 @@ export function workflowApprovalGate(
     now: () => Date.now(),
     showDetails,
     upsert,
+    handOver,
   });
 }

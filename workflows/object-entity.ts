@@ -75,8 +75,12 @@ export class ObjectEntity {
   awaiting: AwaitingApproval | undefined;
   /** The decision on {@link awaiting}, once the `decide-approval` update brought it. */
   decision: ApprovalDecision | undefined;
-  /** The approvals this run holds, by step: valid for one generation and one preview. */
-  readonly granted: Record<string, { readonly generation: number; readonly previewHash: string }> = {};
+  /** The approvals this workflow holds, by step: valid for one generation and one preview (carried on). */
+  readonly granted: Record<string, { readonly generation: number; readonly previewHash: string }>;
+  /** The latest decision on a wait of this run (`step deployment approved by alice: ok`), shown in the details. */
+  lastApproval: string | undefined;
+  /** The running pass gave up its wait for approval to continue as new: {@link awaiting} is carried on. */
+  handingOver = false;
 
   constructor(input: ObjectWorkflowInput, legacyPlan?: ReconcilerPlan) {
     const carried = input.carried;
@@ -96,8 +100,11 @@ export class ObjectEntity {
     this.coalescer = new Coalescer(input.pending);
     this.plan = legacyPlan;
     this.stepList = legacyPlan?.steps ?? [];
-    this.awaiting = undefined;
-    this.decision = undefined;
+    // A wait the previous run gave up to continue as new: shown (and decided) at once, resumed by the
+    // pass whose check finds the same step, generation and preview.
+    this.awaiting = carried?.approvals?.awaiting;
+    this.decision = carried?.approvals?.decision;
+    this.granted = { ...carried?.approvals?.granted };
   }
 
   /** The answer of the `state` query. */
@@ -130,7 +137,9 @@ export class ObjectEntity {
     const approval = awaiting
       ? `\n\n**Awaiting approval**: step ${awaiting.step}, generation ${awaiting.generation}: ${awaiting.reason}. ` +
         `Would change: ${awaiting.preview}. Approve with \`homeostat approve\` before ${awaiting.deadline}.`
-      : '';
+      : this.lastApproval !== undefined
+        ? `\n\n**Approval**: ${this.lastApproval}.`
+        : '';
     return (
       detailsMarkdown({
         ref: this.ref,
@@ -199,6 +208,12 @@ export class ObjectEntity {
   finishPass(result: PassOutcome): void {
     this.passes += 1;
     this.passesThisRun += 1;
+    // A wait ends with its pass, unless the pass gave it up to continue as new (then it is carried on).
+    if (!this.handingOver) {
+      this.awaiting = undefined;
+      this.decision = undefined;
+    }
+    this.handingOver = false;
     this.lastOutcome = result;
     this.outcomes.set(result.pass, result);
     this.outcomes.delete(result.pass - 20);
@@ -246,6 +261,20 @@ export class ObjectEntity {
       ...(Object.keys(this.previous).length > 0 ? { previous: this.previous } : {}),
       ...this.timerToCarry(),
       ...(options.upgrade ? { upgraded: true } : {}),
+      ...this.approvalsToCarry(),
+    };
+  }
+
+  /** The approvals held and the wait given up (with its decision, if one came) for the next run. */
+  private approvalsToCarry(): Pick<CarriedState, 'approvals'> {
+    const { granted, awaiting, decision } = this;
+    if (Object.keys(granted).length === 0 && awaiting === undefined) return {};
+    return {
+      approvals: {
+        ...(Object.keys(granted).length > 0 ? { granted: { ...granted } } : {}),
+        ...(awaiting !== undefined ? { awaiting } : {}),
+        ...(awaiting !== undefined && decision !== undefined ? { decision } : {}),
+      },
     };
   }
 }

@@ -93,7 +93,9 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const status = new StatusWriter(entity, (request, summary) =>
       coreActivities(localActivities, summary).writeStatus(request),
     );
-    const approvals = codeVersion >= 5 ? workflowApprovalGate(entity, status, showDetails, upsertIfChanged) : undefined;
+    const handOver = (): boolean => workflowInfo().continueAsNewSuggested || upgrade();
+    const approvals =
+      codeVersion >= 5 ? workflowApprovalGate(entity, status, showDetails, upsertIfChanged, handOver) : undefined;
     /** The priority key of the running pass's regular steps (`pass-priority.ts`). */
     let passPriority: number = passPriorityKeys.normal;
     const steps = new StepRunner(
@@ -161,6 +163,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
               {
                 ref,
                 ...specs.observeInput(),
+                ...(approvals !== undefined ? { approvalRules: true } : {}),
                 leadingSteps: {
                   status: { pass: entity.passes + 1 },
                   ...(codeVersion >= 4 && entity.uid !== undefined && Object.keys(entity.previous).length > 0
@@ -301,13 +304,11 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         return entity.outcome('degraded', obs.generation);
       }
       entity.lastError = undefined;
-      // A step whose work is still under way (a rollout) makes the pass Reconciling, not Ready; the
-      // next pass comes from its child's status change (or a requeue). Histories recorded before
-      // steps could report progress have none, so they replay as they ran. Per-step conditions came
-      // later: histories recorded before them keep the old status (and so the old commands) on
-      // replay. Runs that fuse leading steps came later still, so they skip the patch call (its
-      // marker's search-attribute upsert is an action per run); runs recorded with the marker must
-      // keep calling it (an unmatched marker is nondeterminism).
+      // A step whose work is still under way (a rollout) makes the pass Reconciling, not Ready; the next
+      // pass comes from its child's status change (or a requeue). Per-step conditions came later than
+      // progress: histories recorded before them replay the old status. Runs that fuse leading steps skip
+      // the patch call (its marker's search-attribute upsert is an action per run); runs recorded with
+      // the marker must keep calling it (an unmatched marker is nondeterminism).
       const under = result.progressing;
       const passed = succeededPassStatus(
         obs.generation,
@@ -443,8 +444,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       }
     }
   };
-  // PINNED (a run finishes on the version that started it and moves only at a continue-as-new) is the
-  // versioned worker's default (workers/create-worker.ts), not declared here: Temporal refuses a
-  // declared behavior from an unversioned worker (HOMEOSTAT_WORKER_VERSIONING=false).
+  // PINNED (a run moves only at a continue-as-new) is the versioned worker's default (workers/create-worker.ts),
+  // not declared here: Temporal refuses a declared behavior from an unversioned worker.
   return objectWorkflow;
 }

@@ -17,6 +17,11 @@ export interface StatusEvent {
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;
   readonly note: string;
+  /**
+   * The Event's own dedup key, for an Event that is not the phase's (an approval decision): without it
+   * the key is the generation, phase and pass, which a later write of the same phase in the pass shares.
+   */
+  readonly dedupKey?: string;
 }
 
 /** Serialized, change-only status writes of one object. */
@@ -61,7 +66,9 @@ export class StatusWriter {
         forgetRetired();
         return;
       }
-      const event = phaseChangeEvent(this.known.phase, wanted, eventFor, entity.passes + 1);
+      const { dedupKey, ...shown } = eventFor ?? { type: 'Normal', reason: '', note: '' };
+      const phaseEvent = phaseChangeEvent(this.known.phase, wanted, eventFor && shown, entity.passes + 1);
+      const event = phaseEvent && dedupKey !== undefined ? { ...phaseEvent, dedupKey } : phaseEvent;
       // Observed with no status at all: the write needs no read first (see WriteStatusInput).
       const expectedVersion = this.knownVersion && Object.keys(this.known).length === 0 ? this.knownVersion : undefined;
       await this.write(

@@ -96,6 +96,8 @@ export class StepRunner {
 
   /** Whether the steps being run are cleanup steps of an object being deleted. */
   private deleting = false;
+  /** The gated steps whose rule asked for approval when the pass observed (undefined: not asked). */
+  private asked: readonly string[] | undefined;
 
   /** The activity options of a step: its timeouts, and one round of its retry policy. */
   static optionsOf(step: StepPlan, summary: string): ActivityOptions {
@@ -177,7 +179,8 @@ export class StepRunner {
       const end = failed(first.failure, first.failure.message, 1);
       if (end) return end;
     }
-    if (step.approval !== undefined && this.approvals !== undefined) {
+    // Observe asked the rule: only a step it asked for goes through the check (`approvalsAsked`).
+    if (step.approval !== undefined && this.approvals !== undefined && (this.asked?.includes(step.name) ?? true)) {
       entity.steps[step.name] = { status: 'pending', attempts, message: 'approval check' };
       const gate = await this.approvals.before(step, generation, objUid, this.deleting);
       if ('superseded' in gate) return this.supersede(step.name, objUid, generation, attempts, gate.superseded);
@@ -257,6 +260,7 @@ export class StepRunner {
   ): Promise<StepsRun> {
     const { entity, effects } = this;
     this.deleting = obs.deleting;
+    this.asked = obs.approvalsAsked;
     const status: Record<string, StepState['status']> = {};
     for (const s of list) status[s.name] = 'pending';
     entity.stepList = list;

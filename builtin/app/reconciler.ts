@@ -18,6 +18,7 @@ import {
   type ReferenceWatch,
   type StepContext,
 } from '../../reconcilers';
+import { imageRepositoryApproval } from './approvals';
 import { appPlan } from './plan';
 import { appSpec, databaseUrlEnv, type AppSpec } from './schema';
 
@@ -146,6 +147,8 @@ export const appReconciler = defineReconciler({
 
     deployment: {
       preview: 'children-only',
+      // Another image repository waits for an approver when the App asks for it (approvals.ts).
+      approval: imageRepositoryApproval,
       async run(ctx) {
         const { image, replicas, port, env, config, progressDeadlineSeconds } = ctx.spec;
         const fromDatabase = await databaseEnv(ctx);

@@ -68,6 +68,17 @@ export const appSpec = celRule(
       .describe(
         "A PostgresDatabase in the App's namespace whose connection Secret the container gets as DATABASE_URL (a secretKeyRef to the Secret's url key: the URL never passes through the spec).",
       ),
+    approvals: z
+      .object({
+        imageRepository: z
+          .boolean()
+          .default(false)
+          .describe(
+            'A change of spec.image to another repository (registry or path; a new tag or digest alone does not count) waits, phase AwaitingApproval, with the Deployment unchanged, until a caller with the RBAC verb approve approves it (POST …/approve, homeostat approve).',
+          ),
+      })
+      .default({ imageRepository: false })
+      .describe('Changes to this App that wait for a person’s approval. Off by default.'),
   }),
   // Two DATABASE_URLs would leave the container with whichever the kubelet applies last.
   {

@@ -28,6 +28,16 @@ const sql = (target: string, statement: string): PlannedChange => ({
   detail: statement,
 });
 
+/**
+ * A connection limit change: action `lower` or `raise` (the approval rule of `approvals.ts` asks about
+ * `lower`), the statement and the limit it replaces. -1 (no limit, never set by homeostat) is the highest.
+ */
+const limitChange = (target: string, statement: string, from: number, to: number): PlannedChange => ({
+  action: from === -1 || (to !== -1 && to < from) ? 'lower' : 'raise',
+  target,
+  detail: `${statement} (from ${from})`,
+});
+
 /** The `role` step's statements. */
 export function previewRole(ctx: Ctx, systemNamespace: string): Promise<PlannedChange[]> {
   const role = ctx.spec.ownerRole;
@@ -58,7 +68,9 @@ export function previewRole(ctx: Ctx, systemNamespace: string): Promise<PlannedC
       if (refusal) throw adoptionRefused(`PostgreSQL role ${role}`, refusal);
       const out: PlannedChange[] = [];
       if (!row.canlogin) out.push(sql(target, `ALTER ROLE ${ident} WITH LOGIN`));
-      if (row.limit !== limit) out.push(sql(target, `ALTER ROLE ${ident} WITH CONNECTION LIMIT ${limit}`));
+      if (row.limit !== limit) {
+        out.push(limitChange(target, `ALTER ROLE ${ident} WITH CONNECTION LIMIT ${limit}`, row.limit, limit));
+      }
       if (!facts.superuser) {
         const can = await db.query<{ ok: boolean }>("SELECT pg_catalog.pg_has_role(current_user, $1, 'SET') AS ok", [
           role,
@@ -107,7 +119,9 @@ export function previewDatabase(ctx: Ctx, systemNamespace: string): Promise<Plan
         ...(row.owner !== owner ? [sql(target, `ALTER DATABASE ${ident} OWNER TO ${ownerIdent}`)] : []),
         ...(markedUid(row.comment) !== ctx.object.uid ? [mark] : []),
         ...(row.publicConnect || !row.ownerConnect || !row.adminConnect ? restrict : []),
-        ...(row.limit !== limit ? [sql(target, `ALTER DATABASE ${ident} CONNECTION LIMIT ${limit}`)] : []),
+        ...(row.limit !== limit
+          ? [limitChange(target, `ALTER DATABASE ${ident} CONNECTION LIMIT ${limit}`, row.limit, limit)]
+          : []),
       ];
     },
     { readOnly: true },

@@ -45,7 +45,7 @@ import { connect, tenantUrl, type ServerAddress } from './connection';
 import { appliedConnectionLimit } from './connection-limits';
 import { ensureDatabase } from './database-step';
 import { previewDatabase, previewDrop, previewExtensions, previewRole } from './previews';
-import { dropApproval } from './approvals';
+import { dropApproval, lowerLimitApproval } from './approvals';
 import { fromPostgresError } from './errors';
 import {
   asOwner,
@@ -374,7 +374,7 @@ export function createPostgresDatabaseReconciler(options: PostgresOptions = {}) 
     // statements they would run, from catalog reads on a read-only session (previews.ts).
     steps: {
       credentials: { preview: 'children-only', run: impl.credentials },
-      role: { preview: (ctx) => previewRole(ctx, systemNamespace), run: impl.role },
+      role: { preview: (ctx) => previewRole(ctx, systemNamespace), run: impl.role, approval: lowerLimitApproval },
       database: {
         preview: (ctx) => previewDatabase(ctx, systemNamespace),
         run: (ctx) => ensureDatabase(ctx, systemNamespace),

@@ -128,8 +128,14 @@ export const postgresServerSpec = z.object({
         .describe(
           'Dropping a database (a PostgresDatabase with deletionPolicy Delete being deleted) waits, phase AwaitingApproval, until a caller with the RBAC verb approve approves it (POST …/approve, homeostat approve).',
         ),
+      lowerConnectionLimits: z
+        .boolean()
+        .default(false)
+        .describe(
+          "Lowering a PostgresDatabase's connection limit (its spec.connectionLimit, or this server's default or ceiling, going down) waits, phase AwaitingApproval, with the limit unchanged, until a caller with the RBAC verb approve approves it. Raising it does not wait.",
+        ),
     })
-    .default({ dropDatabases: false })
+    .default({ dropDatabases: false, lowerConnectionLimits: false })
     .describe('Changes to the databases on this server that wait for a person’s approval. Off by default.'),
 });
 

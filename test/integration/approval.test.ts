@@ -157,6 +157,55 @@ describe('approval gates', () => {
     tokens.outsider = await callerToken('outsider', []);
   }, 120_000);
 
+  it('given a gated step whose rule says no (the record grows), its passes run no approval check: one activity per pass, the step’s own', async () => {
+    const name = `grow-${randomSuffix()}`;
+    await ledgers.create(name, 1);
+    await waitPhase(name, 'Ready');
+    for (const size of [2, 3]) {
+      await ledgers.resize(name, size);
+      await waitFor(async () => (await external(name)) === size, 60_000, 200, `record ${size}`);
+    }
+    await waitFor(async () => (await state(name)).lastOutcome?.generation === 3, 60_000);
+    const { passes } = await state(name);
+    const events = (await t.temporal.workflow.getHandle(workflowIdFor(ref(name))).fetchHistory()).events ?? [];
+    const scheduled = events
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter((n): n is string => n !== undefined && n !== null);
+    // The rule was asked in observe (its preview computed there): no checkApproval, one record step per pass.
+    expect(scheduled.filter((n) => n === 'checkApproval')).toEqual([]);
+    expect(scheduled.length).toBe(passes);
+    expect(await phaseOf(name)).toBe('Ready');
+  });
+
+  it('given an approved step whose first round fails and which then ends Reconciling in the same pass, the Approved, StepFailed and Progressing Events all exist', async () => {
+    const name = `events-${randomSuffix()}`;
+    await ledgers.create(name, 5);
+    await waitPhase(name, 'Ready');
+    const block = { namespace: t.namespace, name: `${name}-block` };
+    await t.core.createNamespacedConfigMap({ namespace: t.namespace, body: { metadata: { name: block.name } } });
+    await t.custom.patchNamespacedCustomObject(
+      {
+        group,
+        version,
+        namespace: t.namespace,
+        plural: 'ledgers',
+        name,
+        body: { spec: { size: 2, progress: 'settling' } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await waitFor(async () => (await state(name)).awaitingApproval?.generation === 2, 60_000);
+    expect(await decide(name, 'approve', tokens.approver)).toMatchObject({ status: 200 });
+    await waitPhase(name, 'Degraded'); // the first round failed (blocked)
+    await t.core.deleteNamespacedConfigMap(block);
+    await waitPhase(name, 'Reconciling');
+    expect(await external(name)).toBe(2);
+    const uid = (await ledgers.get(name))!.metadata.uid;
+    const list = await t.kc.makeApiClient(k8s.EventsV1Api).listNamespacedEvent({ namespace: t.namespace });
+    const reasons = list.items.filter((e) => e.regarding?.uid === uid).map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['AwaitingApproval', 'Approved', 'StepFailed', 'Progressing']));
+  });
+
   it('given a deletion under an approval rule, it waits with the record still there, refuses a caller with reconcile but not approve (403), and an approver’s approve drops it; history, Event and wait cost name and bound it', async () => {
     const name = `del-${randomSuffix()}`;
     await ledgers.create(name, 3);

@@ -1,7 +1,8 @@
 /**
  * Temporal UI inspection in a real browser: headless Chromium (Debian's package, driven by
  * playwright-core) filters workflows by homeostat's search attributes, opens an object's workflow and
- * sees its summary, its current details (step progress) and its activity summaries. With the payload
+ * sees its summary, its current details (step progress; a pending approval, then who decided it) and
+ * its activity summaries. With the payload
  * codec on, the UI shows an object's payloads as ciphertext until it is pointed (in its data encoder
  * settings, kept in the browser's localStorage) at the API's codec endpoint, served over HTTPS so the
  * UI passes the access token; then it shows them decoded. The screenshots are saved in test-artifacts/.
@@ -14,16 +15,46 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Client } from '@temporalio/client';
 import pino from 'pino';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { apiKindsOf, buildApiServer } from '../../api';
 import { builtinOperator } from '../../builtin';
-import { stateQuery } from '../../core/definitions';
+import { decideApprovalUpdate, stateQuery, workflowIdFor } from '../../core/definitions';
 import { AesGcmPayloadCodec } from '../../core/payload-codec';
 import { randomSuffix, useStack } from '../support/harness';
 import { installBuiltinCrds, type InProcessHomeostat, startInProcessHomeostat } from '../support/homeostat';
 
 const chromiumPath = '/usr/bin/chromium';
 const artifacts = join(__dirname, '../../test-artifacts');
+
+/**
+ * The text of every frame of `page` (the UI renders summary and details markdown in sandboxed frames),
+ * read until it matches `wanted` (or 30 s pass: the caller's expectation then fails on what it shows).
+ */
+async function framesText(page: Page, wanted: RegExp): Promise<string> {
+  let text = '';
+  for (let i = 0; i < 120 && !wanted.test(text); i++) {
+    if (i > 0) await page.waitForTimeout(250);
+    const texts = await Promise.all(
+      page.frames().map((f) =>
+        f
+          .locator('body')
+          .innerText()
+          .catch(() => ''),
+      ),
+    );
+    text = texts.join('\n');
+  }
+  return text;
+}
+
+/** Opens the User Metadata tab of the workflow page `page` shows. */
+async function openUserMetadata(page: Page): Promise<void> {
+  await page
+    .getByRole('link', { name: 'User Metadata' })
+    .or(page.getByRole('tab', { name: 'User Metadata' }))
+    .first()
+    .click();
+}
 
 describe('Temporal UI inspection', () => {
   const t = useStack();
@@ -109,29 +140,91 @@ describe('Temporal UI inspection', () => {
     mkdirSync(artifacts, { recursive: true });
     await page.screenshot({ path: join(artifacts, 'temporal-ui-workflow.png'), fullPage: true });
     // The User Metadata tab: the static summary and the current details (step progress markdown).
-    await page
-      .getByRole('link', { name: 'User Metadata' })
-      .or(page.getByRole('tab', { name: 'User Metadata' }))
-      .first()
-      .click();
-    // The UI renders summary and details markdown in sandboxed frames: read every frame's text.
-    let details = '';
-    for (let i = 0; i < 120 && !/deployment[\s\S]*succeeded/.test(details); i++) {
-      const texts = await Promise.all(
-        page.frames().map((f) =>
-          f
-            .locator('body')
-            .innerText()
-            .catch(() => ''),
-        ),
-      );
-      details = texts.join('\n');
-      if (!/deployment[\s\S]*succeeded/.test(details)) await page.waitForTimeout(250);
-    }
+    await openUserMetadata(page);
+    const details = await framesText(page, /deployment[\s\S]*succeeded/);
     expect(details).toContain(`Reconciles App ${t.namespace}/pony-spawner`);
     expect(details).toMatch(new RegExp(`App ${t.namespace}/pony-spawner — phase Ready`));
     expect(details).toMatch(/config[\s\S]*succeeded[\s\S]*deployment[\s\S]*succeeded[\s\S]*service[\s\S]*succeeded/);
     await page.screenshot({ path: join(artifacts, 'temporal-ui-user-metadata.png'), fullPage: true });
+  });
+
+  it('given an App waiting for approval, the workflow page shows the pending step and reason; after the approval, who approved it and why', async () => {
+    const name = 'pony-gate';
+    const ref = { group: 'homeostat.dev', version: 'v1alpha1', kind: 'App', namespace: t.namespace, name };
+    const handle = t.temporal.workflow.getHandle(workflowIdFor(ref));
+    await t.custom.createNamespacedCustomObject({
+      group: ref.group,
+      version: ref.version,
+      namespace: t.namespace,
+      plural: 'apps',
+      body: {
+        apiVersion: 'homeostat.dev/v1alpha1',
+        kind: 'App',
+        metadata: { name },
+        spec: { image: 'registry.spr.com/pony-spawner:v2.1.0', replicas: 1, approvals: { imageRepository: true } },
+      },
+    });
+    const apps = t.kc.makeApiClient(k8s.AppsV1Api);
+    const image = async (): Promise<string | undefined> =>
+      (await apps.readNamespacedDeployment({ namespace: t.namespace, name }).catch(() => undefined))?.spec?.template
+        ?.spec?.containers[0]?.image;
+    const until = async <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => {
+      for (let i = 0; ; i++) {
+        const value = await probe().catch(() => undefined);
+        if (value !== undefined && value !== false) return value;
+        if (i === 240) throw new Error(`${what} not seen within a minute`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    await until('the first image', async () => (await image()) === 'registry.spr.com/pony-spawner:v2.1.0' || undefined);
+    await t.custom.patchNamespacedCustomObject(
+      {
+        group: ref.group,
+        version: ref.version,
+        namespace: t.namespace,
+        plural: 'apps',
+        name,
+        body: { spec: { image: 'mirror.example/pony-spawner:v2.1.0' } },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    const waiting = await until('the wait', async () => (await handle.query(stateQuery)).awaitingApproval);
+
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
+    const url = `${t.endpoints.temporalUiUrl}/namespaces/${t.endpoints.temporalNamespace}/workflows/${encodeURIComponent(handle.workflowId)}`;
+    await page.goto(url);
+    await page.getByText(handle.workflowId).first().waitFor({ timeout: 60_000 });
+    await openUserMetadata(page);
+    const pending = await framesText(page, /Awaiting approval/);
+    expect(pending).toContain(`App ${t.namespace}/${name} — phase AwaitingApproval`);
+    expect(pending).toMatch(/Awaiting approval[\s\S]*step deployment, generation 2/);
+    expect(pending).toContain(
+      'the image repository would change from registry.spr.com/pony-spawner to mirror.example/pony-spawner',
+    );
+    mkdirSync(artifacts, { recursive: true });
+    await page.screenshot({ path: join(artifacts, 'temporal-ui-awaiting-approval.png'), fullPage: true });
+
+    await handle.executeUpdate(decideApprovalUpdate, {
+      args: [
+        {
+          ref,
+          decision: 'approve',
+          approver: 'alice@ranch',
+          comment: 'the mirror is ours',
+          generation: waiting.generation,
+          previewHash: waiting.previewHash,
+        },
+      ],
+    });
+    await until('the new image', async () => (await image()) === 'mirror.example/pony-spawner:v2.1.0' || undefined);
+    await page.reload();
+    await page.getByText(handle.workflowId).first().waitFor({ timeout: 60_000 });
+    await openUserMetadata(page);
+    const decided = await framesText(page, /approved by alice@ranch/);
+    expect(decided).toContain('step deployment approved by alice@ranch: the mirror is ours (generation 2)');
+    expect(decided).not.toContain('Awaiting approval');
+    await page.screenshot({ path: join(artifacts, 'temporal-ui-approved.png'), fullPage: true });
+    await page.close();
   });
 
   it('given encrypted payloads, the UI shows ciphertext without a codec endpoint and the decoded summary once pointed at the API’s', async () => {

@@ -95,6 +95,13 @@ describe('leadingLocalSteps: the chain observe may run', () => {
     expect(names(leadingLocalSteps([{ name: 'a', execution: 'local' }], 60_000))).toEqual(['a']);
     expect(leadingLocalSteps([{ name: 'a', execution: 'local' }], 59_999)).toEqual([]);
   });
+
+  it('given a gated step (an approval rule), the chain ends before it unless its rule, asked this pass, needs no approval', () => {
+    const steps = [local('a'), { ...local('b', ['a']), approval: {} }, local('c', ['b'])];
+    expect(names(leadingLocalSteps(steps, 60_000))).toEqual(['a']);
+    expect(names(leadingLocalSteps(steps, 60_000, (s) => s === 'b'))).toEqual(['a', 'b', 'c']);
+    expect(names(leadingLocalSteps(steps, 60_000, () => false))).toEqual(['a']);
+  });
 });
 
 describe('driftIntervalMs: an object’s own drift-check interval', () => {

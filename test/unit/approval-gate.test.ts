@@ -1,0 +1,130 @@
+import { readCarriedState } from '../../core/carried-state';
+import { awaitingApprovalStatus, type ApprovalCheck, type ApprovalDecision } from '../../core/approval';
+import type { ObjectRef } from '../../core/definitions';
+import type { StepPlan } from '../../core/plan';
+import { ApprovalGate, type ApprovalEffects } from '../../workflows/approval-gate';
+import { ObjectEntity } from '../../workflows/object-entity';
+import { StatusWriter } from '../../workflows/status-writer';
+
+const ref: ObjectRef = { group: 'g.test', version: 'v1', kind: 'Ledger', namespace: 'ns', name: 'a' };
+const step: StepPlan = { name: 'record', approval: { timeout: '1 hour' } };
+const hour = 3_600_000;
+
+/** A check that asks for approval of generation 2 with preview hash `hash`. */
+const asking = (hash: string): ApprovalCheck => ({
+  reason: 'shrinking',
+  preview: 'shrink record a',
+  previewHash: hash,
+  awaitingStatus: awaitingApprovalStatus(2, 'record', { reason: 'shrinking', preview: 'shrink record a' }),
+});
+
+function gateOf(
+  entity: ObjectEntity,
+  effects: Partial<ApprovalEffects> & Pick<ApprovalEffects, 'check' | 'wait'>,
+): { gate: ApprovalGate; writes: unknown[] } {
+  const writes: unknown[] = [];
+  const status = new StatusWriter(entity, (input) => {
+    writes.push(input);
+    return Promise.resolve({ written: true });
+  });
+  const gate = new ApprovalGate(entity, status, {
+    now: () => 0,
+    showDetails: () => undefined,
+    upsert: () => undefined,
+    handOver: () => false,
+    ...effects,
+  });
+  return { gate, writes };
+}
+
+describe('the approval gate across continue-as-new', () => {
+  it('given a wait that gives way to continue-as-new, the next run shows it at once and resumes it with its deadline and the decision that came meanwhile', async () => {
+    const first = new ObjectEntity({ ref });
+    let handOver = false;
+    const { gate } = gateOf(first, {
+      check: () => Promise.resolve(asking('h1')),
+      now: () => 1_000,
+      wait: (until, ms) => {
+        expect(ms).toBe(hour);
+        handOver = true; // the history grew long while it waited
+        return Promise.resolve(until());
+      },
+      handOver: () => handOver,
+    });
+    expect(await gate.before(step, 2, 'uid', false)).toMatchObject({ superseded: expect.stringContaining('next run') });
+    const decision: ApprovalDecision = {
+      ref,
+      decision: 'approve',
+      approver: 'alice',
+      generation: 2,
+      previewHash: 'h1',
+    };
+    first.decision = decision; // accepted by the update handler before the run continued as new
+    first.finishPass(first.outcome('superseded', 2));
+    const carried = first.carried(first.lastOutcome);
+    expect(carried.approvals?.awaiting).toMatchObject({
+      step: 'record',
+      previewHash: 'h1',
+      deadline: new Date(1_000 + hour).toISOString(),
+    });
+
+    const next = new ObjectEntity({ ref, carried });
+    expect(next.state().awaitingApproval).toMatchObject({ step: 'record', generation: 2 });
+    let waitedMs: number | undefined;
+    const resumed = gateOf(next, {
+      check: () => Promise.resolve(asking('h1')),
+      now: () => 61_000,
+      wait: (until, ms) => {
+        waitedMs = ms;
+        return Promise.resolve(until());
+      },
+    });
+    expect(await resumed.gate.before(step, 2, 'uid', false)).toEqual({ run: true });
+    expect(waitedMs).toBe(hour - 60_000); // the same deadline, not a new hour
+    expect(next.granted.record).toEqual({ generation: 2, previewHash: 'h1' });
+    next.finishPass(next.outcome('ready', 2));
+    expect(next.carried(next.lastOutcome).approvals).toEqual({
+      granted: { record: { generation: 2, previewHash: 'h1' } },
+    });
+  });
+
+  it('given a carried wait whose preview changed meanwhile, the carried decision is void: the pass waits anew with a new deadline', async () => {
+    const first = new ObjectEntity({ ref });
+    const { gate } = gateOf(first, {
+      check: () => Promise.resolve(asking('h1')),
+      wait: () => Promise.resolve(true),
+      handOver: () => true,
+    });
+    await gate.before(step, 2, 'uid', false);
+    first.decision = { ref, decision: 'approve', approver: 'alice', generation: 2, previewHash: 'h1' };
+    first.finishPass(first.outcome('superseded', 2));
+    const next = new ObjectEntity({ ref, carried: first.carried(first.lastOutcome) });
+    let waitedMs: number | undefined;
+    const { gate: again } = gateOf(next, {
+      check: () => Promise.resolve(asking('h2')),
+      now: () => 5_000,
+      wait: (until, ms) => {
+        waitedMs = ms;
+        return Promise.resolve(until()); // nothing decided: the timeout
+      },
+    });
+    expect(await again.before(step, 2, 'uid', false)).toMatchObject({ terminal: true });
+    expect(waitedMs).toBe(hour);
+    expect(next.granted.record).toBeUndefined();
+  });
+
+  it('given a pass that did not give its wait way, the wait ends with the pass and is not carried', () => {
+    const entity = new ObjectEntity({ ref });
+    entity.awaiting = { step: 'record', generation: 2, previewHash: 'h', reason: 'r', preview: 'p', deadline: 'x' };
+    entity.finishPass(entity.outcome('superseded', 2));
+    expect(entity.awaiting).toBeUndefined();
+    expect(entity.carried(entity.lastOutcome).approvals).toBeUndefined();
+  });
+
+  it('given a carried envelope with a malformed approval, the reader names the field', () => {
+    expect(() =>
+      readCarriedState({ passes: 0, runs: 1, approvals: { granted: { record: { generation: -1 } } } }),
+    ).toThrow('approvals.granted.record.generation');
+    expect(() => readCarriedState({ passes: 0, runs: 1, approvals: { awaiting: 'x' } })).toThrow('approvals.awaiting');
+  });
+});
