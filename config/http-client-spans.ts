@@ -18,6 +18,7 @@ function onStart(message: unknown): void {
   const active = context.active();
   if (trace.getSpan(active) === undefined || isTracingSuppressed(active)) return;
   const path = request.path.split('?')[0] ?? '/';
+  const host = String(request.getHeader('host') ?? request.host);
   const span = trace.getTracer(tracerName).startSpan(
     `${request.method} ${path}`,
     {
@@ -25,7 +26,7 @@ function onStart(message: unknown): void {
       attributes: {
         'http.request.method': request.method,
         'server.address': request.host,
-        'url.full': `${request.protocol}//${request.host}${request.path}`,
+        'url.full': `${request.protocol}//${host}${request.path}`,
         'url.path': path,
       },
     },
