@@ -17,6 +17,11 @@ export interface JaegerOptions {
   readonly dir: string;
   /** Build progress (the first start builds Jaeger from its Go module, minutes; cached afterwards). @default silent */
   readonly progress?: Progress;
+  /**
+   * Its ports, chosen beforehand ({@link jaegerPorts}) so that exporters can be pointed at it before it
+   * runs (its first start waits for the build). @default free ports chosen at start
+   */
+  readonly ports?: JaegerPorts;
 }
 
 /** A running Jaeger. */
@@ -36,6 +41,17 @@ export interface JaegerPorts {
   readonly queryGrpc: number;
   readonly otlpHttp: number;
   readonly health: number;
+}
+
+/** Four free loopback ports for a Jaeger. */
+export async function jaegerPorts(): Promise<JaegerPorts> {
+  const [query, queryGrpc, otlpHttp, health] = (await freePorts(4)) as [number, number, number, number];
+  return { query, queryGrpc, otlpHttp, health };
+}
+
+/** The base URL OTLP/HTTP exporters send to (OTEL_EXPORTER_OTLP_ENDPOINT) for Jaeger on `ports`. */
+export function otlpEndpointOf(ports: JaegerPorts): string {
+  return `http://127.0.0.1:${ports.otlpHttp}`;
 }
 
 /**
@@ -73,8 +89,7 @@ export async function startJaeger(options: JaegerOptions): Promise<RunningJaeger
   const server = goServers.find((s) => s.name === 'jaeger')!;
   const executable = await ensureBinary(server, options.progress);
   mkdirSync(options.dir, { recursive: true, mode: 0o700 });
-  const [query, queryGrpc, otlpHttp, health] = await freePorts(4);
-  const ports: JaegerPorts = { query: query!, queryGrpc: queryGrpc!, otlpHttp: otlpHttp!, health: health! };
+  const ports = options.ports ?? (await jaegerPorts());
   const configFile = join(options.dir, 'jaeger.yaml');
   writeFileSync(configFile, JSON.stringify(jaegerConfig(ports), null, 2), { mode: 0o600 });
   const url = `http://127.0.0.1:${ports.query}`;
@@ -92,5 +107,5 @@ export async function startJaeger(options: JaegerOptions): Promise<RunningJaeger
     await stop().catch(() => {});
     throw err;
   }
-  return { url, otlpEndpoint: `http://127.0.0.1:${ports.otlpHttp}`, process: proc, stop };
+  return { url, otlpEndpoint: otlpEndpointOf(ports), process: proc, stop };
 }
