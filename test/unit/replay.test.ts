@@ -32,7 +32,10 @@ function histories() {
 
 async function replay(workflowsPath: string): Promise<Record<string, ReplayResult>> {
   // With the worker's interceptor modules: the pass trace's must replay every history too.
-  const { code } = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: [...workflowInterceptorModules] });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: [...workflowInterceptorModules],
+  });
   const results: Record<string, ReplayResult> = {};
   for await (const result of Worker.runReplayHistories({ workflowBundle: { code } }, histories())) {
     results[result.workflowId] = result;
