@@ -2,7 +2,7 @@
  * The OpenTelemetry SDK of a process whose tracing is on, loaded by `startTracing` only then: a tracer
  * provider with the configured sampler and a batching exporter (OTLP/HTTP JSON, or the console), the
  * async-hooks context manager, the W3C trace-context propagator, and client spans of outgoing HTTP
- * requests.
+ * requests and of `pg` statements.
  */
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -21,6 +21,7 @@ import {
   type Sampler,
 } from '@opentelemetry/sdk-trace';
 import { recordHttpClientSpans } from './http-client-spans';
+import { recordPgSpans } from './pg-client-spans';
 import { PresettableIdGenerator } from './span-ids';
 import type { TracingSettings } from './tracing';
 
@@ -53,9 +54,11 @@ export function startTracingSdk(settings: TracingSettings, defaultServiceName: s
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   const stopHttp = recordHttpClientSpans();
+  const stopPg = recordPgSpans();
   return {
     shutdown: async () => {
       stopHttp();
+      stopPg();
       await provider.shutdown();
     },
   };

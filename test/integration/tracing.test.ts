@@ -8,6 +8,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { Client as PgClient } from 'pg';
+import { recordPgSpans } from '../../config/pg-client-spans';
 import { ensureBinary, goServers } from '../../devstack/binaries';
 import { type RunningJaeger, startJaeger } from '../../devstack/components/jaeger';
 import { eventually } from '../support/eventually';
@@ -235,5 +240,49 @@ describe('traces of passes in Jaeger (issue 30)', () => {
     expect(
       trace.spans.filter((s) => s.operationName.startsWith('activity ') && parentOf(s) === pass.spanID).length,
     ).toBeGreaterThan(0);
+  });
+
+  it('given SQL statements under a span, each is a client span with its operation and database, never its text', async () => {
+    // In this process, with the real SDK (an in-memory exporter) and the stack's PostgreSQL.
+    const exporter = new InMemorySpanExporter();
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    trace.setGlobalTracerProvider(provider);
+    const stop = recordPgSpans();
+    const db = new PgClient({ connectionString: t.endpoints.postgresUrl });
+    const role = `traced_${randomSuffix()}`;
+    const secret = `s3cret-${randomSuffix(8)}`;
+    try {
+      await db.connect();
+      await db.query('SELECT 1'); // outside any span: not recorded
+      await trace.getTracer('test').startActiveSpan('step', async (span) => {
+        await db.query(`CREATE ROLE ${role} LOGIN PASSWORD '${secret}'`);
+        await db.query({ text: 'SELECT $1::text AS v', values: [secret] });
+        await db.query(`ALTER ROLE ${role} WITH PASSWORD '${secret}'; SELECT 1`);
+        await expect(db.query(`CREATE ROLE ${role} PASSWORD '${secret}'`)).rejects.toThrow(/already exists/);
+        span.end();
+      });
+      await db.query(`DROP ROLE ${role}`);
+    } finally {
+      stop();
+      await db.end();
+      trace.disable();
+      context.disable();
+    }
+    const spans = exporter.getFinishedSpans().filter((s) => s.name !== 'step');
+    expect(spans.map((s) => [s.name, s.attributes['db.operation.name'], s.status.code])).toEqual([
+      ['CREATE ROLE', 'CREATE ROLE', 0],
+      ['SELECT', 'SELECT', 0],
+      ['ALTER ROLE …', 'ALTER ROLE …', 0],
+      ['CREATE ROLE', 'CREATE ROLE', 2],
+    ]);
+    expect(spans.every((s) => s.attributes['db.system.name'] === 'postgresql')).toBe(true);
+    expect(spans[0]!.attributes['db.namespace']).toEqual(expect.any(String));
+    expect(spans[3]!.status.message).toBe('SQLSTATE 42710'); // duplicate_object, without the statement
+    expect(
+      JSON.stringify(
+        spans.map((s) => ({ name: s.name, attributes: s.attributes, status: s.status, events: s.events })),
+      ),
+    ).not.toContain(secret);
   });
 });
