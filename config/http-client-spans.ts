@@ -3,7 +3,8 @@
  * activities (and the API's TokenReviews and SubjectAccessReviews), any HTTP call a step makes through
  * Node's `http`/`https`. Read from Node's `http.client.*` diagnostics channels, so it needs no
  * require hook and sees modules loaded before tracing started. Requests made outside any span (the
- * bridge's watches) are not recorded; the request carries the span as its `traceparent`.
+ * bridge's watches) are not recorded; the request carries the span as its `traceparent`. URLs are
+ * recorded without their query string.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ClientRequest, IncomingMessage } from 'node:http';
@@ -26,7 +27,8 @@ function onStart(message: unknown): void {
       attributes: {
         'http.request.method': request.method,
         'server.address': request.host,
-        'url.full': `${request.protocol}//${host}${request.path}`,
+        // Without the query string: a step's call may carry a token or signature there.
+        'url.full': `${request.protocol}//${host}${path}`,
         'url.path': path,
       },
     },
