@@ -371,7 +371,6 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       entity.nextTimer = undefined;
       showDetails();
       let result: PassOutcome;
-      const passStartedAt = Date.now();
       const trigger = byUpdate ? 'update' : byTimer ? timerKind : request?.reason;
       const passTrace = startPassTrace(ref, entity.passes + 1); // its activities join the request's trace
       try {
@@ -384,8 +383,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         result = entity.outcome('degraded', entity.currentGeneration ?? 0);
       }
       entity.reconciling = false;
-      passTrace.end(result, trigger);
-      metrics.record(result.result, (Date.now() - passStartedAt) / 1000, result.requeueAfterMs);
+      const traceIds = passTrace.end(result, trigger);
+      metrics.record(result.result, (Date.now() - passTrace.startMs) / 1000, result.requeueAfterMs);
       entity.finishPass(result);
       upsertIfChanged();
       log.info('pass finished', {
@@ -394,6 +393,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         result: result.result,
         generation: result.generation,
         trigger,
+        ...traceIds,
       });
 
       if (result.result === 'gone' || result.result === 'deleted') {

@@ -83,27 +83,37 @@ export const interceptors: WorkflowInterceptorsFactory = () => ({
 
 /** A pass's span, from its start to {@link PassTrace.end}. */
 export interface PassTrace {
-  /** Reports the finished pass (nothing when no traced request caused it). */
-  end(outcome: { readonly result: string; readonly generation: number }, trigger: string | undefined): void;
+  /** When the pass started (workflow time, ms since the epoch). */
+  readonly startMs: number;
+  /**
+   * Reports the finished pass (nothing when no traced request caused it); returns the pass span's
+   * `trace_id` and `span_id` for the pass's log line (none when untraced).
+   */
+  end(
+    outcome: { readonly result: string; readonly generation: number },
+    trigger: string | undefined,
+  ): { trace_id?: string; span_id?: string };
 }
 
 /** Starts pass `pass` of `ref`'s workflow in the trace of the newest traced request, if there is one. */
 export function startPassTrace(ref: ObjectRef, pass: number): PassTrace {
   const from = incoming;
+  const startMs = Date.now();
   incoming = undefined;
   current = from && {
     traceId: from.traceId,
     spanId: derivedSpanId(workflowInfo().runId, String(pass)),
     sampled: from.sampled,
     parentSpanId: from.spanId,
-    startMs: Date.now(),
+    startMs,
     pass,
   };
   return {
+    startMs,
     end(outcome, trigger) {
       const span = current;
       current = undefined;
-      if (!span?.sampled) return;
+      if (!span?.sampled) return {};
       const failed = outcome.result === 'degraded' || outcome.result === 'invalid';
       proxySinks<TraceSinks>().tracing.passEnded({
         name: `pass ${ref.kind}`,
@@ -121,6 +131,7 @@ export function startPassTrace(ref: ObjectRef, pass: number): PassTrace {
         },
         ...(failed ? { error: `pass ended ${outcome.result}` } : {}),
       });
+      return { trace_id: span.traceId, span_id: span.spanId };
     },
   };
 }

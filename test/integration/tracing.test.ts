@@ -200,6 +200,23 @@ describe('traces of passes in Jaeger (issue 30)', () => {
       expect(calls.some((c) => String(tag(c, 'url.path')).includes(`/namespaces/${t.namespace}/`))).toBe(true);
       for (const c of calls) expect(tag(c, 'http.response.status_code')).toEqual(expect.any(Number));
     }
+    // The pass's log line leads to its trace.
+    const passLine = await eventually(
+      'the first pass’s log line',
+      async () =>
+        out
+          .split('\n')
+          .flatMap((l) => {
+            try {
+              return [JSON.parse(l) as Record<string, unknown>]; // a line still being written is skipped
+            } catch {
+              return [];
+            }
+          })
+          .find((l) => l.msg === 'pass finished' && l.pass === 1 && (l.ref as { name?: string })?.name === appName),
+      (line) => line !== undefined,
+    );
+    expect(passLine).toMatchObject({ trace_id: trace.traceID, span_id: pass.spanID });
     // Observe read the App itself from the API server.
     const observe = activities.find((a) => a.operationName.startsWith('activity observe'))!;
     const reads = trace.spans.filter((s) => descendsFrom(trace, s, observe.spanID) && tag(s, 'span.kind') === 'client');
