@@ -7,6 +7,8 @@ import type { LeadingStepOutcome, StepActivityResult, StepInput } from '../core/
 import { defaultStepTimeout, durationMs, leadingLocalSteps, stepActivityType } from '../core/plan';
 import type { PreviousStepResult, Reconciler, StepOutputs } from '../core/reconciler';
 import { HomeostatError, toApplicationFailure } from '../core/errors';
+import { inChildSpan } from '../core/in-span';
+import { objectAttributes, traceAttributes } from '../core/trace-context';
 import { readObject } from './kubernetes';
 import { childClient } from './children';
 import { specByDigest } from './spec-record';
@@ -50,22 +52,34 @@ export function stepInvoker(c: ActivityContext): StepInvoker {
   ): Promise<StepActivityResult> => {
     const impl = reconciler.steps[name];
     if (!impl) throw new HomeostatError('ERR_UNKNOWN_KIND', `${reconciler.plan.kind} has no step ${name}`);
-    const spec = await specByDigest(primary, reconciler, input);
-    const result = await impl({
-      ref: input.ref,
-      object: input.identity,
-      spec,
-      step: name,
-      attempt,
-      children: childClient(kc, input.identity, fieldManager),
-      heartbeat,
-      signal,
-      log: log.child({ ref: input.ref, step: name, attempt }),
-      results: input.results ?? {},
-      ...(input.previous !== undefined ? { previous: input.previous } : {}),
-      read: (object) => readObject(kc, input.identity, reconciler.reads ?? [], object),
+    // A span per step attempt in a traced pass, whether the step runs as its own activity or as one of
+    // observe's leading steps: its Kubernetes calls hang under it.
+    const stepSpan = {
+      attributes: {
+        ...objectAttributes(input.ref),
+        [traceAttributes.generation]: input.identity.generation,
+        [traceAttributes.step]: name,
+        'homeostat.step.attempt': attempt,
+      },
+    };
+    return inChildSpan(`step ${name}`, stepSpan, async () => {
+      const spec = await specByDigest(primary, reconciler, input);
+      const result = await impl({
+        ref: input.ref,
+        object: input.identity,
+        spec,
+        step: name,
+        attempt,
+        children: childClient(kc, input.identity, fieldManager),
+        heartbeat,
+        signal,
+        log: log.child({ ref: input.ref, step: name, attempt }),
+        results: input.results ?? {},
+        ...(input.previous !== undefined ? { previous: input.previous } : {}),
+        read: (object) => readObject(kc, input.identity, reconciler.reads ?? [], object),
+      });
+      return stepActivityResult(reconciler.plan.kind, name, result ?? {}, attempt);
     });
-    return stepActivityResult(reconciler.plan.kind, name, result ?? {}, attempt);
   };
 
   /**

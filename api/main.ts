@@ -3,12 +3,15 @@
  * serves from the operator; SIGTERM closes the server gracefully.
  */
 import type { Operator } from '../core/operator';
+import { startTracing } from '../config';
 import { loadApiConfig } from './config';
 import { startApiComponent } from './run-api';
 
 /** Runs the API process for an operator until SIGTERM/SIGINT. */
 export async function apiMain(operator: Operator): Promise<void> {
-  const running = await startApiComponent({ ...loadApiConfig(), operator }).catch((err: unknown) => {
+  const parsed = loadApiConfig();
+  await startTracing(parsed.tracing, 'homeostat-api');
+  const running = await startApiComponent({ ...parsed, operator }).catch((err: unknown) => {
     process.stderr.write(`api failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
   });

@@ -7,7 +7,13 @@ import type { Server } from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import pino from 'pino';
-import { dataConverterOf, loadKubeConfig, type TemporalSettings } from '../config';
+import {
+  dataConverterOf,
+  loadKubeConfig,
+  traceContextClientInterceptor,
+  traceLogFields,
+  type TemporalSettings,
+} from '../config';
 import type { Operator } from '../core/operator';
 import { KubernetesAuth } from './auth';
 import type { ApiConfig } from './config';
@@ -34,6 +40,7 @@ export async function startApiComponent(options: {
   const log = pino({
     name: 'homeostat-api',
     level: config.LOG_LEVEL,
+    mixin: traceLogFields,
     redact: {
       paths: ['req.headers.authorization', '*.token', '*.password', 'token', 'password'],
       censor: '[redacted]',
@@ -55,7 +62,13 @@ export async function startApiComponent(options: {
       : undefined;
   const readTls = (f: { cert: string; key: string }) => ({ cert: readFileSync(f.cert), key: readFileSync(f.key) });
   const connection = await Connection.connect(temporal.connectionOptions);
-  const client = new Client({ connection, namespace: temporal.namespace, ...dataConverterOf(temporal) });
+  const client = new Client({
+    connection,
+    namespace: temporal.namespace,
+    ...dataConverterOf(temporal),
+    // The active span's context (a delivery's, a request's) rides in the header of what it sends.
+    interceptors: { workflow: [traceContextClientInterceptor] },
+  });
   const app = await buildApiServer({
     temporal: client,
     kc,

@@ -16,6 +16,7 @@ import { apiMetrics } from './metrics';
 import { describeWithOpenApi } from './openapi';
 import { answerWithProblems } from './problem-answers';
 import { limitRequestRate } from './rate-limits';
+import { traceRequests } from './request-spans';
 import { routeContext } from './route-context';
 import { kindRoutes } from './routes/kinds';
 import { objectListRoutes } from './routes/object-list';
@@ -37,6 +38,7 @@ export async function buildApiServer(deps: ApiDeps) {
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  traceRequests(app); // first: the request's span covers authentication and every hook after it
 
   const metrics = apiMetrics(app, deps.auth);
   answerWithProblems(app);

@@ -9,7 +9,7 @@
 import pino from 'pino';
 import { apiEnvSchema } from '../api/config';
 import { startApiComponent } from '../api/run-api';
-import { loadEnvOrExit } from '../config';
+import { loadEnvOrExit, startTracing, traceLogFields } from '../config';
 import { bridgeEnvSchema } from '../informer-bridge/config';
 import { startBridgeComponent } from '../informer-bridge/run-bridge';
 import type { Operator } from '../core/operator';
@@ -33,8 +33,12 @@ export async function allMain(operator: Operator): Promise<void> {
 }
 
 async function main(operator: Operator): Promise<void> {
-  const { config, temporal } = loadEnvOrExit('homeostat all', allEnvSchema, { ...allDefaultPorts, ...process.env });
-  const logger = pino({ name: 'homeostat', level: config.LOG_LEVEL });
+  const { config, temporal, tracing } = loadEnvOrExit('homeostat all', allEnvSchema, {
+    ...allDefaultPorts,
+    ...process.env,
+  });
+  const logger = pino({ name: 'homeostat', level: config.LOG_LEVEL, mixin: traceLogFields });
+  await startTracing(tracing, 'homeostat');
   const api = await startApiComponent({ config, temporal, operator });
   const bridge = await startBridgeComponent({
     config,

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync,
 import { join, relative } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { cacheDir, repoRoot } from '../devstack/paths';
-import { packagedWorkflowBundle } from '../workers/create-worker';
+import { packagedWorkflowBundle, workflowInterceptorModules } from '../workers/create-worker';
 
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)}s`;
 
@@ -37,6 +37,7 @@ export async function devWorkflowBundle(say: (line: string) => void): Promise<st
   say('  bundling the workflow code (cached afterwards)…');
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
+    workflowInterceptorModules: [...workflowInterceptorModules],
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
   });
   mkdirSync(join(path, '..'), { recursive: true });

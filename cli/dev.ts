@@ -26,6 +26,7 @@ import {
   stopStack,
 } from '../devstack';
 import { freePorts, isRunning } from '../devstack/processes';
+import { demoJaeger, traceLinks } from './dev-jaeger';
 import { startDemoPrometheus } from './dev-prometheus';
 import { devProcessesPath, killGroup, killOrphanedChildren, processesUsing, type DevProcesses } from './dev-processes';
 import { DevProgress, type WatchedObject } from './dev-progress';
@@ -82,6 +83,7 @@ export async function runDev(options: DevOptions): Promise<void> {
   let stack: Stack | undefined;
   let starting: Promise<Stack> | undefined;
   let prometheus: ReturnType<typeof startDemoPrometheus> | undefined;
+  let jaeger: ReturnType<Awaited<ReturnType<typeof demoJaeger>>['start']> | undefined;
   let progress: DevProgress | undefined;
   const recordProcesses = (): void => {
     const record: DevProcesses = { pid: process.pid, children: supervisor.pids() };
@@ -109,6 +111,7 @@ export async function runDev(options: DevOptions): Promise<void> {
         );
       }
       await (await prometheus?.catch(() => undefined))?.stop().catch(() => {});
+      await (await jaeger?.catch(() => undefined))?.stop().catch(() => {});
       since = Date.now();
       const running = stack ?? (await starting?.catch(() => undefined));
       await running?.stop().then(
@@ -177,8 +180,10 @@ export async function runDev(options: DevOptions): Promise<void> {
     const token = randomBytes(24).toString('base64url');
     // HTTPS with a certificate for 127.0.0.1 signed by the local stack's CA (created once).
     const cert = stack.servingCertificate('homeostat-api');
+    const traces = await demoJaeger(dir);
     const env = {
       ...process.env,
+      ...traces.env, // every pass traced, exported to the demo's Jaeger
       KUBECONFIG: e.kubeconfig,
       TEMPORAL_ADDRESS: e.temporalAddress,
       TEMPORAL_NAMESPACE: e.temporalNamespace,
@@ -218,6 +223,8 @@ export async function runDev(options: DevOptions): Promise<void> {
       (l) => say(`  ${l}`),
     );
     prometheus.catch(() => {}); // reported where its link is printed
+    jaeger = traces.start((l) => say(`  ${l}`));
+    jaeger.catch(() => {});
     const pids = supervisor.pids();
     say(
       `  worker, informer bridge and API started (homeostat worker | bridge | api: pids ${pids.worker} ${pids.bridge} ${pids.api}; restarted if they exit)`,
@@ -310,6 +317,14 @@ export async function runDev(options: DevOptions): Promise<void> {
         (err: unknown) => `not started: ${errorMessage(err)}`,
       )}`,
     );
+    const jaegerLines = await jaeger.then(
+      (j) => {
+        const links = traceLinks(j.url, first);
+        return [`${links.ui}   (the examples' traces)`, `${links.api}   (the same, from Jaeger's query API)`];
+      },
+      (err: unknown) => [`not started: ${errorMessage(err)}`],
+    );
+    say(`  Jaeger         ${jaegerLines.join('\n                 ')}`);
     say(`  env file       ${e.envFile}   (eval "$(${cli} env --stack-name ${stackName})")`);
     say(
       `  try            kill -9 ${supervisor.pids().worker ?? '<worker pid>'}   (the worker: restarted, nothing lost)`,

@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import { resolvePayloadCodec } from './payload-keys';
 import { resolveTemporal, type TemporalSettings } from './temporal';
+import { resolveTracing, type TracingSettings } from './tracing';
 
 /** Thrown by {@link parseEnv}: every configuration problem, one per line of `problems`. */
 export class ConfigError extends Error {
@@ -19,10 +20,12 @@ export class ConfigError extends Error {
   }
 }
 
-/** A parsed configuration: the schema's output, frozen, and the resolved Temporal connection. */
+/** A parsed configuration: the schema's output, frozen, the resolved Temporal connection and tracing. */
 export interface ParsedEnv<T> {
   readonly config: Readonly<T>;
   readonly temporal: TemporalSettings;
+  /** The OTEL_* variables homeostat honours (`tracing.ts`): off unless OTEL_TRACES_EXPORTER turns it on. */
+  readonly tracing: TracingSettings;
 }
 
 /** The zod issues as `VARIABLE: message` lines. */
@@ -32,7 +35,7 @@ export function describeIssues(error: z.ZodError): string[] {
 
 /**
  * Parses `env` with `schema` and resolves the Temporal connection (`@temporalio/envconfig`: the
- * TEMPORAL_* variables over the profile of TEMPORAL_CONFIG_FILE). Throws a {@link ConfigError}
+ * TEMPORAL_* variables over the profile of TEMPORAL_CONFIG_FILE) and tracing (OTEL_*). Throws a {@link ConfigError}
  * listing every problem found in both.
  */
 export function parseEnv<S extends z.ZodType>(
@@ -47,12 +50,21 @@ export function parseEnv<S extends z.ZodType>(
   // The payload keys belong to the Temporal connection: every process that talks to Temporal reads them.
   const codec = resolvePayloadCodec(env);
   if ('problems' in codec) problems.push(...codec.problems);
-  if (problems.length > 0 || !parsed.success || 'problems' in temporal || 'problems' in codec) {
+  const tracing = resolveTracing(env);
+  if ('problems' in tracing) problems.push(...tracing.problems);
+  if (
+    problems.length > 0 ||
+    !parsed.success ||
+    'problems' in temporal ||
+    'problems' in codec ||
+    'problems' in tracing
+  ) {
     throw new ConfigError(processName, problems);
   }
   return {
     config: Object.freeze(parsed.data),
     temporal: codec.codec ? Object.freeze({ ...temporal, payloadCodec: codec.codec }) : temporal,
+    tracing,
   };
 }
 

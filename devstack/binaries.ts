@@ -15,7 +15,8 @@ export interface GoServer {
     | 'kube-controller-manager'
     | 'kube-scheduler'
     | 'kwok'
-    | 'prometheus';
+    | 'prometheus'
+    | 'jaeger';
   /** The upstream version the wrapper module pins (part of the cache key). */
   readonly version: string;
   /** The main package to build. */
@@ -84,6 +85,11 @@ export const goServers: readonly GoServer[] = [
     ldflags: '',
     tags: 'remove_all_sd',
   },
+  // Jaeger v2 (issue 30): receives the demo's and the tracing test's OTLP spans, keeps them in memory and
+  // serves its query API and UI; built only by what runs it. Jaeger v2 is tagged twice per release and the
+  // module proxy serves only the v1 tag of the same commit: module v1.76.0 is Jaeger v2.13.0, and its
+  // cmd/jaeger is the v2 binary (an OpenTelemetry Collector distribution).
+  { name: 'jaeger', version: 'v2.13.0', pkg: 'github.com/jaegertracing/jaeger/cmd/jaeger', ldflags: '' },
 ];
 
 /**

@@ -6,7 +6,9 @@
  * already runs does the request go as a signal.
  * Requests for one object merge level-based: the newest UID, generation and resourceVersion win.
  */
+import { SpanKind } from '@opentelemetry/api';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { inSpan } from '../core/in-span';
 import type { FairnessSetting } from '../core/fairness';
 import {
   objectWorkflowStartOptions,
@@ -15,6 +17,7 @@ import {
   type ReconcileRequest,
   reconcileRequestedSignal,
 } from '../core/definitions';
+import { objectAttributes, traceAttributes } from '../core/trace-context';
 
 const reasonRank: Record<ReconcileReason, number> = {
   deleted: 8,
@@ -85,14 +88,15 @@ export interface SignalDeliveryOptions {
 /**
  * Returns the queue's deliver function: `signalWithStart` of the request's object workflow, or for an
  * `added` request a plain start carrying the request (falling back to `signalWithStart` when the
- * workflow is already running).
+ * workflow is already running). Each delivery is a span (`reconcile-requested <Kind>`): the root of the
+ * pass's trace, whose context travels in the start's or signal's header (`config/trace-headers.ts`).
  */
 export function signalDelivery(
   options: SignalDeliveryOptions,
 ): (key: string, request: ReconcileRequest) => Promise<void> {
   const { client, taskQueue, fairnessWeights } = options;
   const timeoutMs = options.timeoutMs ?? 10_000;
-  return async (_key, request) => {
+  const deliver = async (request: ReconcileRequest): Promise<void> => {
     if (request.reason === 'added' && (await startIfAbsent(client, taskQueue, request, timeoutMs, fairnessWeights)))
       return;
     await client.withDeadline(Date.now() + timeoutMs, () =>
@@ -105,4 +109,17 @@ export function signalDelivery(
       }),
     );
   };
+  return (_key, request) =>
+    inSpan(
+      `${reconcileRequestedSignal.name} ${request.ref.kind}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          ...objectAttributes(request.ref),
+          [traceAttributes.generation]: request.generation,
+          'homeostat.request.reason': request.reason,
+        },
+      },
+      () => deliver(request),
+    );
 }

@@ -6,13 +6,19 @@
  */
 import pino from 'pino';
 import type { Operator } from '../core/operator';
+import { startTracing, traceLogFields } from '../config';
 import { loadBridgeConfig } from './config';
 import { startBridgeComponent } from './run-bridge';
 
 /** Runs the bridge process for an operator until SIGTERM/SIGINT. */
 export async function bridgeMain(operator: Operator): Promise<void> {
-  const { config, temporal } = loadBridgeConfig();
-  const log = pino({ level: config.LOG_LEVEL, base: { component: 'informer-bridge', pid: process.pid } });
+  const { config, temporal, tracing } = loadBridgeConfig();
+  const log = pino({
+    level: config.LOG_LEVEL,
+    base: { component: 'informer-bridge', pid: process.pid },
+    mixin: traceLogFields,
+  });
+  await startTracing(tracing, 'homeostat-bridge');
   const running = await startBridgeComponent({ config, temporal, operator, log }).catch((err: unknown) => {
     process.stderr.write(`informer-bridge failed: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);

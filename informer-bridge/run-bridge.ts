@@ -5,7 +5,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { dataConverterOf, loadKubeConfig, type TemporalSettings } from '../config';
+import { dataConverterOf, loadKubeConfig, traceContextClientInterceptor, type TemporalSettings } from '../config';
 import { Bridge } from './bridge';
 import type { BridgeConfig } from './config';
 import { fairnessSetting } from '../config/fairness-weights';
@@ -40,7 +40,13 @@ export async function startBridgeComponent(options: {
   const { config, temporal, log } = options;
   const kc = loadKubeConfig(config.KUBECONFIG);
   const connection = Connection.lazy(temporal.connectionOptions);
-  const client = new Client({ connection, namespace: temporal.namespace, ...dataConverterOf(temporal) });
+  const client = new Client({
+    connection,
+    namespace: temporal.namespace,
+    ...dataConverterOf(temporal),
+    // The active span's context (a delivery's, a request's) rides in the header of what it sends.
+    interceptors: { workflow: [traceContextClientInterceptor] },
+  });
   const resources = config.HOMEOSTAT_BRIDGE_RESOURCES ?? (await watchedResourcesFor(options.operator, kc));
   log.info(
     { resources: resources.map((r) => `${r.plural}${r.group ? `.${r.group}` : ''}`) },

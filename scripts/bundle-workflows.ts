@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowInterceptorModules } from '../workers/create-worker';
 
 const inlineMap = /\/\/# sourceMappingURL=data:application\/json;charset=utf-8;base64,(\S+)\s*$/;
 
@@ -25,7 +26,10 @@ async function main(): Promise<void> {
   const root = join(__dirname, '..');
   const out = join(root, 'dist', 'workflow-bundle.js');
   const started = Date.now();
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows') });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    workflowInterceptorModules: [...workflowInterceptorModules],
+  });
   const code = withRelativeSources(bundle.code, root);
   mkdirSync(join(out, '..'), { recursive: true });
   writeFileSync(out, code);

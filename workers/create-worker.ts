@@ -25,11 +25,19 @@ import { assertOperator, type Operator } from '../core/operator';
 import { deploymentVersionString, resolveDeploymentVersion } from './deployment-version';
 import { establishVersionRouting } from './first-version';
 import { PinoTemporalLogger } from './logger';
+import { activityTracing, tracingSinks } from './tracing';
 import { controllerRuntimeReconcileTimeBuckets, reconcileTimeBuckets } from './metrics';
 import { exportReconcileSeries } from './reconcile-metric-series';
 
 /** The workflow entry module: the generic object workflow, which serves every operator. */
 export const defaultWorkflowsPath = require.resolve('../workflows');
+
+/**
+ * The workflow interceptor modules of every bundle of homeostat's workflows (`bundleWorkflowCode`'s
+ * `workflowInterceptorModules`): the pass trace's (`workflows/pass-trace.ts`; deterministic, and a
+ * no-op for requests that carry no trace context).
+ */
+export const workflowInterceptorModules: readonly string[] = [require.resolve('../workflows/pass-trace')];
 
 let runtimeInstalled = false;
 
@@ -106,6 +114,7 @@ export function bundleObjectWorkflows(
   if (!bundle) {
     bundle = bundleWorkflowCode({
       workflowsPath,
+      workflowInterceptorModules: [...workflowInterceptorModules],
       ...(logger ? { logger: new PinoTemporalLogger(logger.child({ component: 'bundler' })) } : {}),
     }).then((b) => ({ code: b.code }));
     bundles.set(workflowsPath, bundle);
@@ -223,6 +232,10 @@ function createWorker(
       ? { workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } }
       : {}),
     workflowBundle: options.workflowBundle,
+    // Traces (issue 30): spans of traced passes' activities and of the passes themselves; a no-op when
+    // tracing is off or the pass had no traced request behind it.
+    interceptors: { activity: [activityTracing] },
+    sinks: tracingSinks,
     activities: createActivities({
       kc: options.kc,
       operator: options.operator,

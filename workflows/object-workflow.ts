@@ -30,6 +30,7 @@ import { coreActivities, observeWithLeadingSteps } from './bookkeeping';
 import { ObjectEntity } from './object-entity';
 import { setObjectHandlers } from './object-handlers';
 import { passMetrics } from './pass-metrics';
+import { startPassTrace } from './pass-trace';
 import { desiredStatus, succeededPassStatus } from './object-state';
 import { passPriorityKey, passPriorityKeys } from './pass-priority';
 import { PassTimer } from './pass-timer';
@@ -143,11 +144,7 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       entity.plan?.driftCheckInterval === undefined
         ? undefined
         : (entity.driftCheckIntervalMs ?? durationMs(entity.plan.driftCheckInterval, 0));
-    /**
-     * The drift timer, jittered by up to ±10% so that objects created together do not check in
-     * lockstep. `Math.random` is seeded per run in workflow code, so replay draws the same values; runs
-     * recorded before jitter (version 0) keep the exact interval.
-     */
+    /** The drift timer ±10%, so objects created together do not check in lockstep (version 0: exact). */
     const jittered = (ms: number): number => (localActivities ? Math.round(ms * (0.9 + 0.2 * Math.random())) : ms);
     const maxPasses = (): number => entity.plan?.maxPassesPerRun ?? defaultMaxPassesPerRun;
 
@@ -375,7 +372,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
       entity.nextTimer = undefined;
       showDetails();
       let result: PassOutcome;
-      const passStartedAt = Date.now();
+      const trigger = byUpdate ? 'update' : byTimer ? timerKind : request?.reason;
+      const passTrace = startPassTrace(ref, entity.passes + 1); // its activities join the request's trace
       try {
         result = await runPass();
       } catch (err) {
@@ -386,7 +384,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         result = entity.outcome('degraded', entity.currentGeneration ?? 0);
       }
       entity.reconciling = false;
-      metrics.record(result.result, (Date.now() - passStartedAt) / 1000, result.requeueAfterMs);
+      const traceIds = passTrace.end(result, trigger);
+      metrics.record(result.result, (Date.now() - passTrace.startMs) / 1000, result.requeueAfterMs);
       entity.finishPass(result);
       upsertIfChanged();
       log.info('pass finished', {
@@ -394,7 +393,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         pass: result.pass,
         result: result.result,
         generation: result.generation,
-        trigger: byUpdate ? 'update' : byTimer ? timerKind : request?.reason,
+        trigger,
+        ...traceIds,
       });
 
       if (result.result === 'gone' || result.result === 'deleted') {

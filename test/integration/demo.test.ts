@@ -83,13 +83,15 @@ function nobodyCanRead(path: string): boolean {
 }
 
 describe('the demo (homeostat dev, what npm run demo runs)', () => {
-  // The demo's Prometheus is built here when the cache has none (a cold CI run: minutes, once), so the
-  // demos below do not wait for it within their own deadlines.
+  // The demo's Prometheus and Jaeger are built here when the cache has none (a cold CI run: minutes,
+  // once), so the demos below do not wait for them within their own deadlines.
   beforeAll(async () => {
-    await ensureBinary(
-      goServers.find((s) => s.name === 'prometheus')!,
-      (l) => process.stderr.write(`[demo] ${l}\n`),
-    );
+    for (const name of ['prometheus', 'jaeger']) {
+      await ensureBinary(
+        goServers.find((s) => s.name === name)!,
+        (l) => process.stderr.write(`[demo] ${l}\n`),
+      );
+    }
   }, 3_600_000);
 
   it('given two project folders, two demos run side by side on stacks of their own and each brings its examples to Ready, prints the links and stops everything', async () => {
@@ -110,6 +112,7 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
           /Temporal UI\s+http:\/\/127\.0\.0\.1:\d+\/namespaces\/homeostat\/workflows\?query=HomeostatNamespace/,
         );
         expect(out).toMatch(/kubectl\s+kubectl --kubeconfig \S+\/kubeconfig get/);
+        expect(out).toMatch(/Jaeger\s+http:\/\/127\.0\.0\.1:\d+\/search\?service=homeostat-bridge&tags=/);
         expect(out).toMatch(/API\s+https:\/\/127\.0\.0\.1:\d+\s+\(token \S+\)/);
         expect(out).toMatch(/curl --cacert \S+\/pki\/ca\.crt -H 'Authorization: Bearer \S+' https:/);
         // The stack's environment comes from the CLI itself, which runs here from the sources.
@@ -259,6 +262,16 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       expect(rules.map((r) => r.name)).toEqual(shippedAlertNames());
       console.log(rules.map((r) => `${r.name}: ${r.state}`).join('\n'));
 
+      // The demo's Jaeger holds the examples' traces: the printed query finds passes of the object it names.
+      const [, jaegerApi] = /\n\s+(http:\/\/127\.0\.0\.1:\d+\/api\/traces\?\S+)/.exec(out)!;
+      await eventually(
+        'the examples’ passes in the demo’s Jaeger',
+        async () =>
+          ((await (await fetch(jaegerApi!)).json()) as { data: { spans: { operationName: string }[] }[] | null })
+            .data ?? [],
+        (traces) => traces.some((t) => t.spans.some((s) => s.operationName.startsWith('pass '))),
+      );
+
       demo.child.kill('SIGINT');
       expect(await demo.exited).toBe(0);
       expect(demo.output()).toContain('stopped');
@@ -266,6 +279,12 @@ describe('the demo (homeostat dev, what npm run demo runs)', () => {
       // Prometheus stopped with the rest.
       expect(
         await fetch(`${prometheus}/-/ready`).then(
+          () => 'up',
+          () => 'down',
+        ),
+      ).toBe('down');
+      expect(
+        await fetch(jaegerApi!).then(
           () => 'up',
           () => 'down',
         ),

@@ -9,6 +9,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worker';
+import { workflowInterceptorModules } from '../../workers/create-worker';
 import { historiesRoot, homeostatVersion, readHistory } from '../support/histories';
 
 const dir = historiesRoot;
@@ -30,7 +31,11 @@ function histories() {
 }
 
 async function replay(workflowsPath: string): Promise<Record<string, ReplayResult>> {
-  const { code } = await bundleWorkflowCode({ workflowsPath });
+  // With the worker's interceptor modules: the pass trace's must replay every history too.
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: [...workflowInterceptorModules],
+  });
   const results: Record<string, ReplayResult> = {};
   for await (const result of Worker.runReplayHistories({ workflowBundle: { code } }, histories())) {
     results[result.workflowId] = result;
