@@ -11,6 +11,7 @@ import { Client as PgClient } from 'pg';
 import pino from 'pino';
 import { apiKindsOf, buildApiServer, KubernetesAuth } from '../../api';
 import { builtinOperator } from '../../builtin';
+import { approvalRefusalTypes } from '../../core/approval';
 import { decideApprovalUpdate, stateQuery, workflowIdFor, type ObjectState } from '../../core/definitions';
 import { waitFor } from '../support/bridge';
 import { randomSuffix, useStack } from '../support/harness';
@@ -264,11 +265,37 @@ describe('built-in approval: dropping a database', () => {
     expect((await get())?.status?.phase).toBe('AwaitingApproval');
     expect(await databaseExists(database)).toBe(true);
 
-    await handle.executeUpdate(decideApprovalUpdate, {
-      args: [
-        { ref, decision: 'approve', approver: 'dba', generation: waiting.generation, previewHash: waiting.previewHash },
-      ],
-    });
+    // The decision is for the wait that is current when it arrives: a refusal as not waiting or stale (a
+    // pass that ended and the next one asking again) is read, and the current wait decided.
+    let refused: unknown;
+    await waitFor(
+      async () => {
+        const current = (await handle.query(stateQuery)).awaitingApproval;
+        if (!current) return false;
+        try {
+          await handle.executeUpdate(decideApprovalUpdate, {
+            args: [
+              {
+                ref,
+                decision: 'approve',
+                approver: 'dba',
+                generation: current.generation,
+                previewHash: current.previewHash,
+              },
+            ],
+          });
+          return true;
+        } catch (err) {
+          const type = (err as { cause?: { type?: string } }).cause?.type;
+          if (!Object.values(approvalRefusalTypes).some((t) => t === type)) throw err;
+          refused = err;
+          return false;
+        }
+      },
+      60_000,
+      250,
+      () => `the approval accepted (last refusal: ${String(refused)})`,
+    );
     await waitFor(async () => (await get()) === undefined, 60_000, 250, 'the PostgresDatabase gone');
     expect(await databaseExists(database)).toBe(false);
   });
