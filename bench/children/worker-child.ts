@@ -34,6 +34,8 @@ export interface WorkerChildOptions {
    * Deployment `deploymentName`, routed only by the scenario's promotes (`rollout: 'manual'`).
    */
   upgrade?: { version: BenchUpgradeVersion; deploymentName: string; buildId: string };
+  /** Object workflows the worker keeps cached (README "Sizing": at least the objects it serves). @default the SDK's */
+  maxCachedWorkflows?: number;
 }
 
 /** homeostat's operators, by system. */
@@ -76,6 +78,7 @@ async function main(): Promise<void> {
       : await createHomeostatWorker({
           ...common,
           ...homeostatOperator(opts),
+          ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
           kc,
           logger: pino({ level: 'warn' }, pino.destination(2)),
         });

@@ -293,8 +293,17 @@ async function restWindow(
   };
 }
 
-/** homeostat's worker and bridge, each in a process of its own. */
-function startHomeostat(ctx: BenchContext, taskQueue: string, labelSelector: string): { worker: Child; bridge: Child } {
+/**
+ * homeostat's worker and bridge, each in a process of its own; the worker's cache holds every object's
+ * workflow, as the README's sizing guide says to set it (the SDK's default, about 2,400 here, made most
+ * drift checks of the first 10,000-object run replay their histories).
+ */
+function startHomeostat(
+  ctx: BenchContext,
+  taskQueue: string,
+  labelSelector: string,
+  objects: number,
+): { worker: Child; bridge: Child } {
   const temporalOptions = { temporalAddress: ctx.temporalAddress, temporalNamespace: ctx.temporalNamespace };
   const worker = spawnChild('worker-child.ts', {
     kubeconfig: ctx.kubeconfig,
@@ -302,6 +311,7 @@ function startHomeostat(ctx: BenchContext, taskQueue: string, labelSelector: str
     taskQueue,
     bundlePath: ctx.homeostatBundlePath,
     system: 'homeostatDrift',
+    maxCachedWorkflows: objects,
     identity: `bench-scale-worker-${randomBytes(2).toString('hex')}`,
   } satisfies WorkerChildOptions);
   const bridge = spawnChild('scale-bridge-child.ts', {
@@ -331,7 +341,7 @@ async function runHomeostat(ctx: BenchContext, size: ScaleSize): Promise<ScaleHo
   const taskQueue = `${ctx.homeostatQueue}-scale`;
   const labelSelector = `bench.homeostat.dev/scale=${label}`;
   await fleet.start();
-  let running = startHomeostat(ctx, taskQueue, labelSelector);
+  let running = startHomeostat(ctx, taskQueue, labelSelector, size.objects);
   try {
     await Promise.all([running.worker.next('ready', 120_000), running.bridge.next('ready', 120_000)]);
     const create = await fleet.create({ 'bench.homeostat.dev/scale': label });
@@ -356,7 +366,7 @@ async function runHomeostat(ctx: BenchContext, size: ScaleSize): Promise<ScaleHo
     const mark = await markHistories(ctx, ids);
     const killedAt = performance.now();
     await Promise.all([killed(running.worker), killed(running.bridge)]);
-    running = startHomeostat(ctx, taskQueue, labelSelector);
+    running = startHomeostat(ctx, taskQueue, labelSelector, size.objects);
     await Promise.all([running.worker.next('ready', 300_000), running.bridge.next('ready', 300_000)]);
     let after = await bridgeMetrics(running.bridge);
     while (after.auditsOk < 1 || after.dirty > 0) {
