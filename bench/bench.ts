@@ -25,6 +25,7 @@ import { stormScenario } from './scenarios/storm';
 import { upgradeScenario } from './scenarios/upgrade';
 import { type SizeName, sizes } from './sizes';
 import { type BenchContext, connectClient, startWorkers, type WorkerPlacement } from './systems';
+import { startBenchTracing } from './tracing';
 
 /** Options of {@link runBench}. */
 export interface RunBenchOptions {
@@ -55,6 +56,11 @@ export interface RunBenchOptions {
   readonly only?: readonly ScenarioName[];
   /** Objects of the scale scenario instead of the size's (the 50,000 step). @default the size's `scale.objects` */
   readonly scaleObjects?: number;
+  /**
+   * Trace every pass to a Jaeger the run starts (bench/tracing.ts): the rows then price tracing on, to
+   * set beside a run without it. @default false
+   */
+  readonly tracing?: boolean;
 }
 
 /** What {@link runBench} returns: the result and the files it wrote. */
@@ -100,6 +106,10 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
     const temporal = await connectClient(endpoints.temporalAddress, endpoints.temporalNamespace);
     const client = temporal.client;
     cleanup.push(() => temporal.close());
+    if (options.tracing) {
+      const tracing = await startBenchTracing(workDir, progress);
+      cleanup.push(() => tracing.stop());
+    }
     progress('bundling workflows and starting workers');
     const started = await startWorkers({
       kube,
@@ -167,6 +177,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       durationSeconds: Math.round((performance.now() - t0) / 1000),
       scenarios,
       ...(options.only ? { only: options.only } : {}),
+      ...(options.tracing ? { tracing: true } : {}),
     };
     const files = writeResults(result, options.resultsDir ?? join(__dirname, 'results'));
     return { result, files };

@@ -41,6 +41,8 @@ export interface BenchResult {
     scale?: ScaleResult;
   };
   /** The scenarios a partial run asked for (`npm run bench -- --only upgrade`). */
+  /** Every pass traced to Jaeger (`--tracing`). @default off */
+  readonly tracing?: boolean;
   readonly only?: readonly ScenarioName[];
 }
 
@@ -210,6 +212,9 @@ export function markdown(result: BenchResult): string {
         ? 'each Temporal worker in a process of its own (as deployed), the bridges, signals, controllers and Ready watches in the benchmark’s process'
         : 'the Temporal workers, bridges, signals, controllers and Ready watches all in one process'
     }; every time is observed through a watch`,
+    ...(result.tracing
+      ? ['- tracing on: every pass traced (OTLP/HTTP to a local Jaeger, sampler parentbased_always_on)']
+      : []),
     '',
     ...(rows.length ? [table, ''] : []),
     ...(noisyTable ? [noisyTable] : []),

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process] [--only NAMES] [--scale-objects N]`: starts a local stack, runs the nine scenarios (or those named)
+ * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process] [--only NAMES] [--scale-objects N] [--tracing]`: starts a local stack, runs the nine scenarios (or those named)
  * against homeostat and its baselines, prints the markdown table, writes the results and stops the
  * stack (also on Ctrl-C).
  */
@@ -15,6 +15,7 @@ interface Args {
   workers: WorkerPlacement;
   only?: ScenarioName[];
   scaleObjects?: number;
+  tracing?: boolean;
 }
 
 /** `--only a,b`: scenario names, each one of {@link scenarioNames}. */
@@ -34,6 +35,7 @@ function parseArgs(argv: readonly string[]): Args {
   let out: string | undefined;
   let only: ScenarioName[] | undefined;
   let workers: WorkerPlacement = 'processes';
+  let tracing = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -56,9 +58,10 @@ function parseArgs(argv: readonly string[]): Args {
       scaleObjects = Number(value());
       if (!Number.isInteger(scaleObjects) || scaleObjects < 1)
         throw new Error(`--scale-objects must be a positive integer`);
-    } else if (arg === '--help' || arg === '-h') {
+    } else if (arg === '--tracing') tracing = true;
+    else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}] [--scale-objects N]\n`,
+        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}] [--scale-objects N] [--tracing]\n`,
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
@@ -69,6 +72,7 @@ function parseArgs(argv: readonly string[]): Args {
     ...(out ? { out } : {}),
     ...(only ? { only } : {}),
     ...(scaleObjects ? { scaleObjects } : {}),
+    ...(tracing ? { tracing } : {}),
   };
 }
 
@@ -81,6 +85,7 @@ async function main(): Promise<void> {
     ...(args.only ? { only: args.only } : {}),
     ...(args.out ? { resultsDir: args.out } : {}),
     ...(args.scaleObjects ? { scaleObjects: args.scaleObjects } : {}),
+    ...(args.tracing ? { tracing: true } : {}),
   });
   process.stdout.write(`\n${readFileSync(files.md, 'utf8')}\n`);
   process.stdout.write(

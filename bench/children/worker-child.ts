@@ -7,6 +7,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import pino from 'pino';
+import { resolveTracing, startTracing } from '../../config';
 import { createHomeostatWorker, type HomeostatWorkerOptions } from '../../workers/create-worker';
 import { rawWorkerOptions } from '../raw/activities';
 import { benchDriftReconciler, benchReconciler, benchRegularReconciler } from '../reconciler';
@@ -57,6 +58,10 @@ function homeostatOperator(opts: WorkerChildOptions): Pick<HomeostatWorkerOption
 
 async function main(): Promise<void> {
   const opts = childOptions<WorkerChildOptions>();
+  // Off unless the run set OTEL_* (`--tracing`): then this worker's activities and passes are traced too.
+  const tracing = resolveTracing(process.env);
+  if ('problems' in tracing) throw new Error(`tracing: ${tracing.problems.join('; ')}`);
+  await startTracing(tracing, 'homeostat-worker');
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(opts.kubeconfig);
   const connection = await NativeConnection.connect({ address: opts.temporalAddress });
