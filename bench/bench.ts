@@ -106,10 +106,8 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
     const temporal = await connectClient(endpoints.temporalAddress, endpoints.temporalNamespace);
     const client = temporal.client;
     cleanup.push(() => temporal.close());
-    if (options.tracing) {
-      const tracing = await startBenchTracing(workDir, progress);
-      cleanup.push(() => tracing.stop());
-    }
+    const tracing = options.tracing ? await startBenchTracing(workDir, progress) : undefined;
+    if (tracing) cleanup.push(() => tracing.stop());
     progress('bundling workflows and starting workers');
     const started = await startWorkers({
       kube,
@@ -177,7 +175,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       durationSeconds: Math.round((performance.now() - t0) / 1000),
       scenarios,
       ...(options.only ? { only: options.only } : {}),
-      ...(options.tracing ? { tracing: true } : {}),
+      ...(tracing ? { tracing: { services: await tracing.services() } } : {}),
     };
     const files = writeResults(result, options.resultsDir ?? join(__dirname, 'results'));
     return { result, files };

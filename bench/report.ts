@@ -41,8 +41,8 @@ export interface BenchResult {
     scale?: ScaleResult;
   };
   /** The scenarios a partial run asked for (`npm run bench -- --only upgrade`). */
-  /** Every pass traced to Jaeger (`--tracing`). @default off */
-  readonly tracing?: boolean;
+  /** Every pass traced to Jaeger (`--tracing`), and the services Jaeger received spans from. @default off */
+  readonly tracing?: { readonly services: readonly string[] };
   readonly only?: readonly ScenarioName[];
 }
 
@@ -213,7 +213,9 @@ export function markdown(result: BenchResult): string {
         : 'the Temporal workers, bridges, signals, controllers and Ready watches all in one process'
     }; every time is observed through a watch`,
     ...(result.tracing
-      ? ['- tracing on: every pass traced (OTLP/HTTP to a local Jaeger, sampler parentbased_always_on)']
+      ? [
+          `- tracing on: every pass traced (OTLP/HTTP to a local Jaeger, sampler parentbased_always_on); Jaeger received spans from ${result.tracing.services.join(', ') || 'no service'}`,
+        ]
       : []),
     '',
     ...(rows.length ? [table, ''] : []),

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
+import { traceContextClientInterceptor } from '../config';
 import { Bridge } from '../informer-bridge';
 import { watchedResourcesFor } from '../informer-bridge/operator-resources';
 import { bundleObjectWorkflows, createHomeostatWorker, installRuntime } from '../workers/create-worker';
@@ -271,5 +272,8 @@ export async function connectClient(
   namespace: string,
 ): Promise<{ client: Client; close(): Promise<void> }> {
   const connection = await Connection.connect({ address });
-  return { client: new Client({ connection, namespace }), close: () => connection.close() };
+  // As the bridge's own client (informer-bridge/run-bridge.ts): a traced delivery's context rides in the
+  // start's or signal's header; nothing is added when tracing is off.
+  const client = new Client({ connection, namespace, interceptors: { workflow: [traceContextClientInterceptor] } });
+  return { client, close: () => connection.close() };
 }

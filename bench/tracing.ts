@@ -10,7 +10,7 @@ import { resolveTracing, startTracing } from '../config';
 export async function startBenchTracing(
   workDir: string,
   progress: (line: string) => void,
-): Promise<{ readonly jaegerUrl: string; stop(): Promise<void> }> {
+): Promise<{ readonly jaegerUrl: string; services(): Promise<string[]>; stop(): Promise<void> }> {
   const jaeger = await demoJaeger(workDir);
   const running = await jaeger.start(progress);
   Object.assign(process.env, jaeger.env);
@@ -20,6 +20,13 @@ export async function startBenchTracing(
   progress(`tracing every pass to Jaeger ${running.url}`);
   return {
     jaegerUrl: running.url,
+    /** The services Jaeger holds spans of (after a flush): proof that the run's passes were traced. */
+    async services() {
+      await new Promise((r) => setTimeout(r, 2_000)); // the exporters batch every second
+      const res = await fetch(`${running.url}/api/services`, { signal: AbortSignal.timeout(10_000) });
+      const body = (await res.json()) as { data?: string[] | null };
+      return [...(body.data ?? [])].sort();
+    },
     async stop() {
       await tracing.shutdown().catch(() => {});
       for (const key of Object.keys(jaeger.env)) delete process.env[key];
