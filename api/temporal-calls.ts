@@ -23,6 +23,19 @@ export function temporalStatus(err: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * Whether `err` is Temporal's refusal of an update whose workflow task failed on the server ("Unable to
+ * perform workflow execution update due to unexpected workflow task failure", `FAILED_PRECONDITION`):
+ * the update was dropped with the task, nothing was decided, and the workflow goes on as before it came.
+ */
+export function isDroppedWithItsTask(err: unknown): boolean {
+  if (temporalStatus(err) !== grpcFailedPrecondition) return false;
+  for (let e = err, i = 0; e instanceof Error && i < 4; e = e.cause, i++) {
+    if (/unexpected workflow task failure/i.test(e.message)) return true;
+  }
+  return false;
+}
+
 /** Runs a call to Temporal under a deadline of `ms` (or the default one). */
 export type TemporalCall = <R>(fn: () => Promise<R>, ms?: number) => Promise<R>;
 

@@ -5,7 +5,7 @@
  * the pass (a spec change voids the wait), or the timeout ends it with nothing done. What touches
  * Temporal comes in as {@link ApprovalEffects}, so the gate runs unchanged in the workflow and in tests.
  */
-import { condition, proxyActivities } from '@temporalio/workflow';
+import { condition, proxyActivities, sleep } from '@temporalio/workflow';
 import {
   approvalCheckActivityType,
   approvedCondition,
@@ -38,6 +38,11 @@ export interface ApprovalEffects {
    * version changed): a wait gives way, and the next run resumes it.
    */
   handOver(): boolean;
+  /**
+   * Ends the workflow task that received a decision, so that the decision (the accepted update, with
+   * its approver and comment) is in history before anything acts on it: the workflow's `sleep(1)`.
+   */
+  settle(): Promise<void>;
 }
 
 /** How the gate ended: the step may run, or the pass gives way, or the step ends with nothing done. */
@@ -115,6 +120,13 @@ export class ApprovalGate {
       await this.record(uid, generation, step.name, deleting, { timedOut: message }, message, 'ApprovalTimedOut');
       return { failed: message, terminal: true };
     }
+    // The decision is in history only once the workflow task that accepted it completes. A task that
+    // went on to run the step and remove the finalizer would end the run in the same completion, and
+    // the server refuses a closing completion while a new event waits (the object's own watch events
+    // do): the task fails, the accepted update is dropped with it (the caller sees "workflow task
+    // failure"), and the step would have run on a decision history never kept. One timer ends the task
+    // first; only then is the decision written to status and acted on.
+    await effects.settle();
     const text = decisionText(decision);
     if (decision.decision === 'reject') {
       const message = `${text}; nothing done`;
@@ -180,5 +192,6 @@ export function workflowApprovalGate(
     showDetails,
     upsert,
     handOver,
+    settle: () => sleep(1),
   });
 }

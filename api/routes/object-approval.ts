@@ -15,6 +15,7 @@ import { approvalRefusalTypes, type ApprovalDecision } from '../../core/approval
 import { decideApprovalUpdate, stateQuery, workflowIdFor } from '../../core/definitions';
 import { approvalBody, approvalResponse } from '../approval-schemas';
 import { ApiProblem } from '../problems';
+import { isDroppedWithItsTask } from '../temporal-calls';
 import type { ApiApp, RouteContext } from '../route-context';
 import { objectParams, problemResponsesWith } from '../schemas';
 import { notFound, objectAccess } from './objects';
@@ -44,6 +45,7 @@ export function objectApprovalRoutes(app: ApiApp, ctx: RouteContext): void {
             ...problemResponsesWith({
               404: notFound('the object has no workflow (`ERR_NO_WORKFLOW`)'),
               409: conflict,
+              503: 'Here also: the workflow task that received the decision failed on the server each time it was sent (nothing was decided; send it again).',
             }),
           },
         },
@@ -76,7 +78,9 @@ export function objectApprovalRoutes(app: ApiApp, ctx: RouteContext): void {
           previewHash: waiting.previewHash,
         };
         try {
-          const answer = await temporalCall(() => handle.executeUpdate(decideApprovalUpdate, { args: [input] }));
+          const answer = await sendDecision(() =>
+            temporalCall(() => handle.executeUpdate(decideApprovalUpdate, { args: [input] })),
+          );
           req.log.info({ ref, user: who.user, step: answer.step, generation: answer.generation, decision }, 'approval');
           return { workflowId, ...answer, approver: who.user, ...(comment ? { comment } : {}) };
         } catch (err) {
@@ -95,5 +99,31 @@ export function objectApprovalRoutes(app: ApiApp, ctx: RouteContext): void {
         }
       },
     );
+  }
+}
+
+/** How often a decision is sent when the workflow task that received it failed, and the pause between. */
+const decisionAttempts = 3;
+const decisionRetryMs = 500;
+
+/**
+ * Sends a decision, again (up to {@link decisionAttempts} times) when its workflow task failed on the
+ * server and the update was dropped with it; after the last attempt, a 503 the caller may retry.
+ */
+async function sendDecision<R>(send: () => Promise<R>): Promise<R> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (!isDroppedWithItsTask(err)) throw err;
+      if (attempt >= decisionAttempts) {
+        throw new ApiProblem(
+          'ERR_UNAVAILABLE',
+          'the workflow task that received the decision failed and nothing was decided; send it again',
+          { retryAfterSeconds: 1 },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, decisionRetryMs));
+    }
   }
 }

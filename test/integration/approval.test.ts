@@ -260,6 +260,20 @@ describe('approval gates', () => {
     const wait = historyCost(events.slice(checked + 1, decidedAt));
     expect(wait.actions).toBeLessThanOrEqual(2);
     expect(wait.byType).toMatchObject({ TIMER_STARTED: 1, UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: 1 });
+    // Nothing acts on the decision in the workflow task that received it: that task only starts the
+    // timer that ends it, so the decision is in history before the status write, the step and the
+    // finalizer's removal (a task that also ended the run could fail on the object's own watch
+    // events, dropping the accepted decision after the step had run).
+    const nextTask = events.findIndex(
+      (e, i) => i > decidedAt && e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    );
+    expect(nextTask).toBeGreaterThan(decidedAt);
+    const received = events.slice(decidedAt, nextTask).map((e) => EventType[e.eventType!]);
+    expect(received).toEqual(
+      expect.arrayContaining(['EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED', 'EVENT_TYPE_TIMER_STARTED']),
+    );
+    for (const acting of ['MARKER_RECORDED', 'ACTIVITY_TASK_SCHEDULED', 'WORKFLOW_EXECUTION_COMPLETED'])
+      expect(received).not.toContain(`EVENT_TYPE_${acting}`);
 
     // An Event names the approver.
     const uid = waiting!.metadata.uid;

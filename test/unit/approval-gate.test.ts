@@ -32,6 +32,7 @@ function gateOf(
     showDetails: () => undefined,
     upsert: () => undefined,
     handOver: () => false,
+    settle: () => Promise.resolve(),
     ...effects,
   });
   return { gate, writes };
@@ -126,5 +127,51 @@ describe('the approval gate across continue-as-new', () => {
       readCarriedState({ passes: 0, runs: 1, approvals: { granted: { record: { generation: -1 } } } }),
     ).toThrow('approvals.granted.record.generation');
     expect(() => readCarriedState({ passes: 0, runs: 1, approvals: { awaiting: 'x' } })).toThrow('approvals.awaiting');
+  });
+});
+
+describe('the approval gate and the decision it acts on', () => {
+  const decided = (entity: ObjectEntity, decision: 'approve' | 'reject'): ApprovalDecision => {
+    const d: ApprovalDecision = { ref, decision, approver: 'alice', generation: 2, previewHash: 'h1' };
+    entity.decision = d;
+    return d;
+  };
+
+  it.each(['approve', 'reject'] as const)(
+    'given a decision (%s), the gate ends the workflow task that received it before writing status or letting the step run',
+    async (decision) => {
+      const entity = new ObjectEntity({ ref });
+      const order: string[] = [];
+      const { gate, writes } = gateOf(entity, {
+        check: () => Promise.resolve(asking('h1')),
+        wait: (until) => {
+          decided(entity, decision);
+          return Promise.resolve(until());
+        },
+        settle: () => {
+          order.push(`settle after ${writes.length} writes`);
+          return Promise.resolve();
+        },
+      });
+      const outcome = await gate.before(step, 2, 'uid', false);
+      order.push(`${writes.length} writes at the end`);
+      expect(order).toEqual(['settle after 0 writes', '1 writes at the end']);
+      expect(outcome).toMatchObject(decision === 'approve' ? { run: true } : { terminal: true });
+    },
+  );
+
+  it('given a wait that times out, nothing is settled: the timer that ended it is already in history', async () => {
+    const entity = new ObjectEntity({ ref });
+    let settled = 0;
+    const { gate } = gateOf(entity, {
+      check: () => Promise.resolve(asking('h1')),
+      wait: () => Promise.resolve(false),
+      settle: () => {
+        settled++;
+        return Promise.resolve();
+      },
+    });
+    expect(await gate.before(step, 2, 'uid', false)).toMatchObject({ terminal: true });
+    expect(settled).toBe(0);
   });
 });

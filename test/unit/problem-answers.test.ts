@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
 import { answerWithProblems } from '../../api/problem-answers';
 import type { ApiApp } from '../../api/route-context';
+import { isDroppedWithItsTask } from '../../api/temporal-calls';
 
 /** An app answering with problems whose one route throws `err`. */
 async function answerTo(err: unknown): Promise<{ status: number; body: { code: string; detail: string } }> {
@@ -37,5 +38,25 @@ describe('problem answers to Temporal’s errors', () => {
   it('given a deadline or an unreachable frontend, it answers 504 and 503', async () => {
     expect((await answerTo(grpcError(4, 'deadline'))).body.code).toBe('ERR_TIMEOUT');
     expect((await answerTo(grpcError(14, 'unavailable'))).body.code).toBe('ERR_UNAVAILABLE');
+  });
+});
+
+describe('an update dropped with its workflow task', () => {
+  it('given the server’s "unexpected workflow task failure" refusal of an update, it is told apart from other failed preconditions', () => {
+    // As the client threw it in CI: the update's RPC failed when the task that took it failed on the server.
+    const dropped = Object.assign(new Error('Workflow Update failed'), {
+      cause: Object.assign(
+        new Error(
+          '9 FAILED_PRECONDITION: Unable to perform workflow execution update due to unexpected workflow task failure.',
+        ),
+        { code: 9 },
+      ),
+    });
+    expect(isDroppedWithItsTask(dropped)).toBe(true);
+    expect(isDroppedWithItsTask(grpcError(9, '9 FAILED_PRECONDITION: no poller seen for task queue recently'))).toBe(
+      false,
+    );
+    expect(isDroppedWithItsTask(grpcError(14, 'unexpected workflow task failure'))).toBe(false);
+    expect(isDroppedWithItsTask(new Error('unexpected workflow task failure'))).toBe(false);
   });
 });
