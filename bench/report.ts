@@ -40,9 +40,9 @@ export interface BenchResult {
     /** Scenario 9 (results before it existed have none). */
     scale?: ScaleResult;
   };
-  /** The scenarios a partial run asked for (`npm run bench -- --only upgrade`). */
   /** Every pass traced to Jaeger (`--tracing`), and the services Jaeger received spans from. @default off */
   readonly tracing?: { readonly services: readonly string[] };
+  /** The scenarios a partial run asked for (`npm run bench -- --only upgrade`). */
   readonly only?: readonly ScenarioName[];
 }
 
