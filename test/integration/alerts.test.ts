@@ -30,6 +30,15 @@ import { alertStates, promQuery, shippedAlertNames, writeScaledAlertRules } from
 const operatorModule = join(__dirname, '../fixtures/operators/counters.ts');
 const cli = join(__dirname, '../../cli/homeostat.ts');
 
+/** The alerts the test's standing faults fire together (the action-rate alert has a burst of its own). */
+const faultAlerts = [
+  'HomeostatReconcileErrors',
+  'HomeostatObjectsDegraded',
+  'HomeostatObjectsStuckReconciling',
+  'HomeostatBridgeNotSynced',
+  'HomeostatWorkflowTaskFailures',
+];
+
 describe('alerting rules under induced faults', () => {
   const t = useStack();
   const taskQueue = `alerts-${randomSuffix()}`;
@@ -207,17 +216,7 @@ describe('alerting rules under induced faults', () => {
     });
     await counters.waitForPhase(failing, 'Degraded', 1, 120_000);
     await counters.waitForPhase(held, 'Reconciling', 1, 120_000);
-    await waitForAlerts(
-      [
-        'HomeostatReconcileErrors',
-        'HomeostatObjectsDegraded',
-        'HomeostatObjectsStuckReconciling',
-        'HomeostatBridgeNotSynced',
-        'HomeostatWorkflowTaskFailures',
-      ],
-      'firing',
-      'under their faults',
-    );
+    await waitForAlerts(faultAlerts, 'firing', 'under their faults');
 
     // The faults lifted: a fixed spec, the work done, the bridge allowed, the stranger gone.
     await counters.patchSpec(failing, { terminal: false });
@@ -231,17 +230,7 @@ describe('alerting rules under induced faults', () => {
     await stranger.terminate('the alerts test is done with it');
     await counters.waitForPhase(failing, 'Ready', 2, 120_000);
     await counters.waitForPhase(held, 'Ready', 1, 120_000);
-    await waitForAlerts(
-      [
-        'HomeostatReconcileErrors',
-        'HomeostatObjectsDegraded',
-        'HomeostatObjectsStuckReconciling',
-        'HomeostatBridgeNotSynced',
-        'HomeostatWorkflowTaskFailures',
-      ],
-      'inactive',
-      'after their faults',
-    );
+    await waitForAlerts(faultAlerts, 'inactive', 'after their faults');
 
     // A burst of reconcile requests (each signal is a Temporal action) until the action-rate alert fires.
     const ready = (await counters.get(failing))!;
