@@ -14,7 +14,7 @@ import {
   type ApprovalCheck,
   type ApprovalCheckInput,
 } from '../core/approval';
-import { specChangedType } from '../core/errors';
+import { specChangedType, terminalFailureTypes as terminalTypes } from '../core/errors';
 import { durationMs, type StepPlan } from '../core/plan';
 import type { ObjectEntity } from './object-entity';
 import { desiredStatus } from './object-state';
@@ -47,7 +47,15 @@ export interface ApprovalEffects {
 
 /** How the gate ended: the step may run, or the pass gives way, or the step ends with nothing done. */
 export type GateOutcome =
-  { readonly run: true } | { readonly superseded: string } | { readonly failed: string; readonly terminal: boolean };
+  | { readonly run: true }
+  | { readonly superseded: string }
+  | {
+      readonly failed: string;
+      /** Whether asking again cannot help (a rejection, a timeout, a check that failed terminally). */
+      readonly terminal: boolean;
+      /** When the API server said to come back (Retry-After), for a check that failed retryably. */
+      readonly retryAfterMs?: number;
+    };
 
 /** The approval gate of one run. */
 export class ApprovalGate {
@@ -75,7 +83,13 @@ export class ApprovalGate {
     } catch (err) {
       const failure = appFailure(err);
       if (failure.type === specChangedType) return { superseded: failure.message ?? 'the spec changed' };
-      return { failed: `approval check: ${failure.message ?? String(err)}`, terminal: false };
+      // Judged as a step's failure is: terminal when the activity said retrying cannot help.
+      const detail = (failure.details?.[0] ?? {}) as { retryAfterMs?: unknown };
+      return {
+        failed: `approval check: ${failure.message ?? String(err)}`,
+        terminal: failure.nonRetryable === true || terminalTypes.includes(failure.type ?? ''),
+        ...(typeof detail.retryAfterMs === 'number' ? { retryAfterMs: detail.retryAfterMs } : {}),
+      };
     }
     if (check.reason === undefined || check.awaitingStatus === undefined) return { run: true };
 

@@ -179,17 +179,28 @@ export class StepRunner {
       const end = failed(first.failure, first.failure.message, 1);
       if (end) return end;
     }
-    // Observe asked the rule: only a step it asked for goes through the check (`approvalsAsked`).
+    // Observe asked the rule: only a step it asked for goes through the check (`approvalsAsked`). A
+    // check that fails for a reason retrying can fix (the API server throttling, a timeout) is asked
+    // again after the step's backoff (or Retry-After), as a failed round of the step would be: it does
+    // not end the pass, which would leave the object Degraded until its next drift check.
     if (step.approval !== undefined && this.approvals !== undefined && (this.asked?.includes(step.name) ?? true)) {
-      entity.steps[step.name] = { status: 'pending', attempts, message: 'approval check' };
-      const gate = await this.approvals.before(step, generation, objUid, this.deleting);
-      if ('superseded' in gate) return this.supersede(step.name, objUid, generation, attempts, gate.superseded);
-      if ('failed' in gate) {
+      for (let round = 1; ; round++) {
+        entity.steps[step.name] = { status: 'pending', attempts, message: 'approval check' };
+        const gate = await this.approvals.before(step, generation, objUid, this.deleting);
+        if ('superseded' in gate) return this.supersede(step.name, objUid, generation, attempts, gate.superseded);
+        if (!('failed' in gate)) break;
         entity.lastError = `${step.name}: ${gate.failed}`;
-        const state: StepState = { status: 'failed', attempts, message: gate.failed };
-        entity.steps[step.name] = state;
+        if (gate.terminal) {
+          const state: StepState = { status: 'failed', attempts, message: gate.failed };
+          entity.steps[step.name] = state;
+          effects.showDetails();
+          return { state, terminal: true, superseded: false };
+        }
+        entity.steps[step.name] = { status: 'retrying', attempts, message: gate.failed };
         effects.showDetails();
-        return { state, terminal: gate.terminal, superseded: false };
+        if (await this.retryLater(step, objUid, generation, round, gate.failed, gate.retryAfterMs)) {
+          return this.supersede(step.name, objUid, generation, attempts, gate.failed);
+        }
       }
     }
     for (let round = 1; ; round++) {
@@ -210,28 +221,45 @@ export class StepRunner {
         const end = failed(failure, err, options.retry?.maximumAttempts || 1);
         if (end) return end;
         const message = entity.steps[step.name]!.message!;
-        await this.status.writeIfChanged(
-          objUid,
-          desiredStatus({ phase: 'Degraded', generation, failedStep: step.name, message }),
-          { type: 'Warning', reason: 'StepFailed', note: `${step.name}: ${message}` },
-        );
-        effects.upsert();
-        // Retry-After (429/503): the activity puts it in the details as well as in nextRetryDelay,
-        // which only the server's own retries see.
         const retryAfter = typeof detail.retryAfterMs === 'number' ? detail.retryAfterMs : undefined;
-        const delay = retryAfter ?? backoffMs(retry, round);
-        entity.nextTimer = { kind: 'retry', at: effects.now() + delay };
-        effects.showDetails();
-        // A newer request ends the wait (and the pass); so does a history grown long enough for the
-        // server to suggest continue-as-new, since a step can fail for days.
-        const superseded = await effects.wait(
-          () => entity.coalescer.supersedes(objUid, generation) || effects.continueAsNewSuggested(),
-          delay,
-        );
-        entity.nextTimer = undefined;
+        const superseded = await this.retryLater(step, objUid, generation, round, message, retryAfter);
         if (superseded) return this.supersede(step.name, objUid, generation, attempts, message);
       }
     }
+  }
+
+  /**
+   * Between two rounds of a step (or two approval checks): reports the failure (`Degraded`, a
+   * `StepFailed` Warning), arms the retry timer for the step's backoff or the Retry-After the failure
+   * carried, and waits. True when a newer request ends the wait (and the pass), or a history grown long
+   * enough for the server to suggest continue-as-new, since a step can fail for days.
+   */
+  private async retryLater(
+    step: StepPlan,
+    objUid: string,
+    generation: number,
+    round: number,
+    message: string,
+    retryAfterMs: number | undefined,
+  ): Promise<boolean> {
+    const { entity, effects } = this;
+    await this.status.writeIfChanged(
+      objUid,
+      desiredStatus({ phase: 'Degraded', generation, failedStep: step.name, message }),
+      { type: 'Warning', reason: 'StepFailed', note: `${step.name}: ${message}` },
+    );
+    effects.upsert();
+    // Retry-After (429/503): the activity puts it in the details as well as in nextRetryDelay,
+    // which only the server's own retries see.
+    const delay = retryAfterMs ?? backoffMs(step.retry, round);
+    entity.nextTimer = { kind: 'retry', at: effects.now() + delay };
+    effects.showDetails();
+    const superseded = await effects.wait(
+      () => entity.coalescer.supersedes(objUid, generation) || effects.continueAsNewSuggested(),
+      delay,
+    );
+    entity.nextTimer = undefined;
+    return superseded;
   }
 
   /**

@@ -1,10 +1,12 @@
 import { readCarriedState } from '../../core/carried-state';
 import { awaitingApprovalStatus, type ApprovalCheck, type ApprovalDecision } from '../../core/approval';
 import type { ObjectRef } from '../../core/definitions';
-import type { StepPlan } from '../../core/plan';
+import type { StepInput, WriteStatusInput } from '../../core/activity-contract';
+import { definePlan, type StepPlan } from '../../core/plan';
 import { ApprovalGate, type ApprovalEffects } from '../../workflows/approval-gate';
 import { ObjectEntity } from '../../workflows/object-entity';
 import { StatusWriter } from '../../workflows/status-writer';
+import { StepRunner, type StepRunnerEffects } from '../../workflows/step-runner';
 
 const ref: ObjectRef = { group: 'g.test', version: 'v1', kind: 'Ledger', namespace: 'ns', name: 'a' };
 const step: StepPlan = { name: 'record', approval: { timeout: '1 hour' } };
@@ -173,5 +175,91 @@ describe('the approval gate and the decision it acts on', () => {
     });
     expect(await gate.before(step, 2, 'uid', false)).toMatchObject({ terminal: true });
     expect(settled).toBe(0);
+  });
+});
+
+describe('an approval check that fails', () => {
+  /** The ActivityFailure a check throttled by the API server ends in (Retry-After 2 s), or a terminal one. */
+  const checkFailure = (type: string, nonRetryable: boolean, detail: Record<string, unknown>) =>
+    Object.assign(new Error('activity failed'), {
+      name: 'ActivityFailure',
+      cause: { type, message: 'get Ledger ns/a: HTTP 429 too many requests', nonRetryable, details: [detail] },
+    });
+
+  /** A step runner with the gate, whose check answers with `checks` in turn; the step itself succeeds. */
+  function runnerOf(checks: (() => Promise<ApprovalCheck>)[]) {
+    let now = 0;
+    const entity = new ObjectEntity({ ref });
+    const waits: { ms: number; phase: string | undefined }[] = [];
+    const writes: WriteStatusInput[] = [];
+    const ran: string[] = [];
+    const status = new StatusWriter(entity, async (input) => void writes.push(input));
+    const wait = (until: () => boolean, ms: number) => {
+      if (waits.length >= 5) throw new Error('still failing after 5 waits');
+      waits.push({ ms, phase: writes.at(-1)?.status.phase });
+      now += ms;
+      return Promise.resolve(until());
+    };
+    let n = 0;
+    const gate = new ApprovalGate(entity, status, {
+      check: () => checks[Math.min(n++, checks.length - 1)]!(),
+      wait,
+      now: () => now,
+      showDetails: () => undefined,
+      upsert: () => undefined,
+      handOver: () => false,
+      settle: () => Promise.resolve(),
+    });
+    const effects: StepRunnerEffects = {
+      execute: (_type, s) => {
+        ran.push(s.name);
+        return Promise.resolve({ attempt: 1, message: 'recorded' });
+      },
+      wait,
+      continueAsNewSuggested: () => false,
+      now: () => now,
+      showDetails: () => undefined,
+      upsert: () => undefined,
+    };
+    const plan = definePlan({
+      group: 'g.test',
+      version: 'v1',
+      kind: 'Ledger',
+      plural: 'ledgers',
+      scope: 'Namespaced',
+      steps: [step],
+    });
+    const runner = new StepRunner(entity, status, effects, {}, gate);
+    return { run: () => runner.runStep(plan, plan.steps[0]!, { ref } as StepInput, 2, 'uid'), waits, writes, ran };
+  }
+
+  it('given a check the API server throttles (429, Retry-After 2 s), the step reports Degraded, waits the Retry-After, asks again and runs: the pass goes on', async () => {
+    const h = runnerOf([
+      () => Promise.reject(checkFailure('KubernetesThrottled', false, { retryAfterMs: 2_000 })),
+      () => Promise.resolve({ preview: 'shrink record a', previewHash: 'h1' }),
+    ]);
+    const run = await h.run();
+    expect(run).toMatchObject({ terminal: false, superseded: false, state: { status: 'succeeded' } });
+    expect(h.ran).toEqual(['record']);
+    expect(h.waits).toEqual([{ ms: 2_000, phase: 'Degraded' }]);
+    expect(h.writes[0]).toMatchObject({ status: { phase: 'Degraded' }, event: { reason: 'StepFailed' } });
+  });
+
+  it('given a check that fails without a Retry-After, it is asked again after the step’s backoff, which grows', async () => {
+    const h = runnerOf([
+      () => Promise.reject(checkFailure('KubernetesUnavailable', false, {})),
+      () => Promise.reject(checkFailure('KubernetesUnavailable', false, {})),
+      () => Promise.resolve({ preview: 'shrink record a', previewHash: 'h1' }),
+    ]);
+    expect(await h.run()).toMatchObject({ state: { status: 'succeeded' } });
+    expect(h.waits).toHaveLength(2);
+    expect(h.waits[1]!.ms).toBeGreaterThan(h.waits[0]!.ms);
+  });
+
+  it('given a check that fails terminally, the step fails terminally without running and without waiting', async () => {
+    const h = runnerOf([() => Promise.reject(checkFailure('TerminalStepError', true, {}))]);
+    expect(await h.run()).toMatchObject({ terminal: true, state: { status: 'failed' } });
+    expect(h.ran).toEqual([]);
+    expect(h.waits).toEqual([]);
   });
 });
