@@ -50,6 +50,11 @@ export function formatWake(w: WakeResult): string {
   const lines = [
     `woke ${w.signalled} of ${w.listed} workflows onto ${w.currentBuildId} in ${(w.elapsedMs / 1000).toFixed(1)} s` +
       (w.queried ? ` (${w.queried} needed a state query)` : ''),
+    ...(w.routingConfirmedBy === 'task-queues'
+      ? [
+          '  the server still reports the routing as propagating; every workflow task queue of the Current version names it Current, so the wake went on (a run that did not move moves at its next drift check)',
+        ]
+      : []),
     ...w.skipped.slice(0, 10).map((s) => `  skipped ${s.workflowId}: ${s.reason}`),
     ...w.failed.slice(0, 10).map((f) => `  failed ${f.workflowId}: ${f.error}`),
   ];

@@ -28,7 +28,8 @@ import {
   stateQuery,
   workflowIdFor,
 } from '../definitions';
-import { describeDeployment, type RolloutTarget } from './deployment-description';
+import { temporal } from '@temporalio/proto';
+import { describeDeployment, type DeploymentDescription, type RolloutTarget } from './deployment-description';
 import { assertBuildId, assertDeploymentName, assertWorkflowType, versionSearchValue } from './deployment-version';
 import { quoteShort, RolloutError } from './rollout-errors';
 
@@ -56,6 +57,12 @@ export interface WakeResult {
   readonly query: string;
   /** The build the workflows were woken onto. */
   readonly currentBuildId: string;
+  /**
+   * Who said the routing had reached the task queues before the first signal: the server
+   * (`routingConfigUpdateState` completed), or, when that flag was still in progress at the end of the
+   * wait, each of the Current version's workflow task queues naming it Current.
+   */
+  readonly routingConfirmedBy: 'server' | 'task-queues';
   readonly listed: number;
   readonly signalled: number;
   /** `state` queries sent because a run's first events named no UID (1 billable action each). */
@@ -67,16 +74,59 @@ export interface WakeResult {
 }
 
 /**
+ * Whether every workflow task queue of the Current version names that version Current itself (its
+ * root partition's routing, from `DescribeTaskQueue`): false when one does not, or cannot be read.
+ */
+async function taskQueuesRouteTo(client: Client, d: DeploymentDescription, buildId: string): Promise<boolean> {
+  try {
+    const res = await client.workflowService.describeWorkerDeploymentVersion({
+      namespace: d.namespace,
+      deploymentVersion: { deploymentName: d.deploymentName, buildId },
+    });
+    const names = (res.versionTaskQueues ?? [])
+      .filter((q) => q.type === workflowTaskQueue && q.name)
+      .map((q) => q.name!);
+    if (names.length === 0) return false;
+    for (const name of names) {
+      const tq = await client.workflowService.describeTaskQueue({
+        namespace: d.namespace,
+        taskQueue: { name, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+        taskQueueType: workflowTaskQueue,
+      });
+      const current = tq.versioningInfo?.currentDeploymentVersion;
+      if (current?.deploymentName !== d.deploymentName || current.buildId !== buildId) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The deployment once its latest routing has reached every task queue partition. A workflow task
  * started before that still sees the old target, so a run woken then would not learn that its target
- * changed and would stay where it is: wake waits (describing at most once a second) first.
+ * changed and would stay where it is until its next workflow task (its drift timer): wake waits
+ * (describing at most once a second) first.
+ *
+ * The server's own flag (`routingConfigUpdateState`) can stay in progress long after the routing
+ * arrived (temporalio/temporal#11842: the version's "propagation complete" signal is lost and the flag
+ * never clears). So when the wait runs out, the task queues themselves are asked: when each names the
+ * Current version, wake goes on and says the routing was `confirmedBy: 'task-queues'`; when one does
+ * not, it refuses as before.
  */
-async function routedEverywhere(client: Client, target: RolloutTarget, timeoutMs: number) {
+async function routedEverywhere(
+  client: Client,
+  target: RolloutTarget,
+  timeoutMs: number,
+): Promise<{ d: DeploymentDescription; confirmedBy: WakeResult['routingConfirmedBy'] }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const d = await describeDeployment(client, target);
-    if (d.routingUpdate !== 'in-progress') return d;
+    if (d.routingUpdate !== 'in-progress') return { d, confirmedBy: 'server' };
     if (Date.now() + 1000 > deadline) {
+      if (d.currentBuildId !== undefined && (await taskQueuesRouteTo(client, d, d.currentBuildId))) {
+        return { d, confirmedBy: 'task-queues' };
+      }
       throw new RolloutError(
         'ERR_ROLLOUT_REFUSED',
         `deployment ${quoteShort(d.deploymentName)}: its routing has not reached every task queue after ${Math.round(timeoutMs / 1000)} s: try wake again later`,
@@ -85,6 +135,8 @@ async function routedEverywhere(client: Client, target: RolloutTarget, timeoutMs
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
+
+const workflowTaskQueue = temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW;
 
 /** The default of {@link WakeOptions.ratePerSecond}. */
 export const defaultWakeRatePerSecond = 50;
@@ -153,7 +205,7 @@ export async function wake(client: Client, target: RolloutTarget, options: WakeO
     );
   }
   const concurrency = Math.max(1, Math.min(64, Math.floor(options.concurrency ?? 8)));
-  const d = await routedEverywhere(client, target, options.routingTimeoutMs ?? 60_000);
+  const { d, confirmedBy } = await routedEverywhere(client, target, options.routingTimeoutMs ?? 60_000);
   const current = d.currentBuildId;
   if (current === undefined) {
     throw new RolloutError(
@@ -211,6 +263,7 @@ export async function wake(client: Client, target: RolloutTarget, options: WakeO
   return {
     query,
     currentBuildId: current,
+    routingConfirmedBy: confirmedBy,
     listed,
     signalled,
     queried,

@@ -275,13 +275,15 @@ describe('a live operator upgrade and its rollback under load (own stack)', () =
     await startWorker('v1', 4);
     await promote(env.temporal, target, builds.v1, { gate: checkOn(env.taskQueue) });
     // The wake first waits until the new routing has reached every task queue: on a loaded machine the
-    // server took over a minute once (the library's default wait), so the test gives it five.
+    // server took over a minute once (the library's default wait), so the test gives it five. Once the
+    // server's flag stayed in progress for all five (CI, temporalio/temporal#11842): the wake then asks
+    // the task queues themselves.
     const woken = await wake(env.temporal, target, { ratePerSecond: 100, routingTimeoutMs: 300_000 });
     const movedMs = await waitAllOn('v1');
     const counts = await countHistories();
     process.stdout.write(
       `[figures] rollback: ${objects} objects back on v1 ${(movedMs / 1000).toFixed(1)} s after the wake ` +
-        `(${woken.signalled} signalled, ${woken.queried} queried, ${woken.failed.length} failed, in ${(woken.elapsedMs / 1000).toFixed(1)} s); ` +
+        `(${woken.signalled} signalled, ${woken.queried} queried, ${woken.failed.length} failed, in ${(woken.elapsedMs / 1000).toFixed(1)} s; routing confirmed by the ${woken.routingConfirmedBy}); ` +
         `runs ${counts.runs}, workflow task failures ${counts.taskFailures} (and ${counts.unhandledCommands} tasks handed back with a signal that raced a continue-as-new), steps on the wrong version ${counts.crossed.length}\n`,
     );
     expect({
