@@ -195,6 +195,23 @@ export function markdown(result: BenchResult): string {
           return `| ${mode} | ${f.quiet.medianMs} / ${f.quiet.p99Ms} | ${f.flood.medianMs} / ${f.flood.p99Ms} | ${fmt(f.p99Ratio)}× | ${fmt(f.floodSeconds)} |`;
         }),
         '',
+        ...(noisy.modes.on.floodStages || noisy.modes.off.floodStages
+          ? [
+              "Where B's change waited during the flood, from B's workflow history (median / p99, ms): change → its signal in history (API server, watch, bridge), signal → workflow task started (task queue), task started → Ready seen (the pass), and inside the pass the time its activity tasks and later workflow tasks sat queued.",
+              '',
+              '| fairness | → signal | signal → task started | pass | activity tasks queued | later workflow tasks queued |',
+              '| --- | --- | --- | --- | --- | --- |',
+              ...(['on', 'off'] as const).flatMap((mode) => {
+                const st = noisy.modes[mode].floodStages;
+                if (!st) return [];
+                const cell = (k: keyof typeof st) => `${st[k].medianMs} / ${st[k].p99Ms}`;
+                return [
+                  `| ${mode} | ${cell('toSignalMs')} | ${cell('workflowQueueMs')} | ${cell('passMs')} | ${cell('activityQueuedMs')} | ${cell('laterWorkflowTasksQueuedMs')} |`,
+                ];
+              }),
+              '',
+            ]
+          : []),
         'Fairness on: every workflow carries its namespace as Temporal fairness key and the bridge delivers round-robin across namespaces; off: `HOMEOSTAT_FAIRNESS=off`, one first-in, first-out backlog. One bridge for both teams, homeostat (regular steps) worker.',
         '',
       ].join('\n')

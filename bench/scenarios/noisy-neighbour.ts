@@ -11,8 +11,14 @@ import { Bridge } from '../../informer-bridge';
 import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
 import { type BenchObjectBody, createNamespace, forEachLimited, type Kube, patchSpec, ReadyWatch } from '../objects';
 import { benchPlan } from '../reconciler';
+import { workflowIdFor } from '../../core/definitions';
+import { changeStages, type ChangeStages, stageNames, type TimedChange } from '../pass-stages';
 import { round, summarize, type Summary } from '../stats';
 import type { BenchContext } from '../systems';
+import { historyFrom } from './at-rest';
+
+/** B's object as a reference without its namespace and name. */
+const benchRef = { group: benchPlan.group, version: benchPlan.version, kind: benchPlan.kind };
 
 /** B's figures in one fairness mode. */
 export interface NoisyNeighbourFigures {
@@ -24,6 +30,11 @@ export interface NoisyNeighbourFigures {
   readonly floodSeconds: number;
   /** flood p99 ÷ quiet p99. */
   readonly p99Ratio: number;
+  /**
+   * Where B's changes during the flood waited, stage by stage, from B's workflow history
+   * ({@link changeStages}): median and p99 of each stage over the changes found in history.
+   */
+  readonly floodStages?: Record<keyof ChangeStages, Summary>;
 }
 
 /** The result of {@link noisyNeighbourScenario}. */
@@ -53,9 +64,14 @@ async function createLabelled(kube: Kube, namespace: string, name: string, label
   })) as BenchObjectBody;
 }
 
+/** One of B's changes: its change → Ready (ms), and its generation and times (epoch ms) for the stages. */
+type Change = TimedChange & { readonly ms: number };
+
+const epochOf = (now: number): number => performance.timeOrigin + now;
+
 /**
  * Changes B's object once a second until `until()` holds (and at least `min` times); resolves with
- * each change's change → Ready in ms.
+ * each change's change → Ready.
  */
 async function changeEverySecond(
   kube: Kube,
@@ -65,12 +81,18 @@ async function changeEverySecond(
   min: number,
   until: () => boolean,
   round0: { n: number },
-): Promise<number[]> {
-  const waits: Promise<number>[] = [];
+): Promise<Change[]> {
+  const waits: Promise<Change>[] = [];
   for (let i = 0; i < min || !until(); i++) {
     const started = performance.now();
     const obj = await patchSpec(kube, namespace, name, { round: ++round0.n });
-    const ready = watch.waitReady(name, obj.metadata.generation ?? 0, 900_000).then((at) => at - started);
+    const generation = obj.metadata.generation ?? 0;
+    const ready = watch.waitReady(name, generation, 900_000).then((at) => ({
+      ms: at - started,
+      generation,
+      changedAt: epochOf(started),
+      readyAt: epochOf(at),
+    }));
     ready.catch(() => {});
     waits.push(ready);
     await sleep(Math.max(0, 1000 - (performance.now() - started)));
@@ -107,6 +129,8 @@ async function runMode(
     const bReady = watchB.waitReady(b, 1, 300_000);
     await createLabelled(ctx.kube, nsB, b, label);
     await bReady;
+    const bWorkflowId = workflowIdFor({ ...benchRef, namespace: nsB, name: b });
+    const bFirstRun = (await ctx.temporal.workflow.getHandle(bWorkflowId).describe()).runId;
     const rounds = { n: 0 };
     const quiet = await changeEverySecond(ctx.kube, watchB, nsB, b, quietChanges, () => true, rounds);
 
@@ -131,15 +155,29 @@ async function runMode(
     });
     const during = await changeEverySecond(ctx.kube, watchB, nsB, b, quietChanges, () => floodDone, rounds);
     const lastA = await flood;
+    const stages = await changeStages(
+      ctx.temporal.options.loadedDataConverter,
+      await historyFrom(ctx, bWorkflowId, bFirstRun),
+      during,
+    );
     const figures = {
-      quiet: summarize(quiet),
-      flood: summarize(during),
+      quiet: summarize(quiet.map((c) => c.ms)),
+      flood: summarize(during.map((c) => c.ms)),
       floodSeconds: round((lastA - t0) / 1000, 1),
     };
-    const result = { ...figures, p99Ratio: round(figures.flood.p99Ms / Math.max(1, figures.quiet.p99Ms), 2) };
+    const floodStages = Object.fromEntries(stageNames.map((k) => [k, summarize(stages.map((st) => st[k]))])) as Record<
+      keyof ChangeStages,
+      Summary
+    >;
+    const result = {
+      ...figures,
+      p99Ratio: round(figures.flood.p99Ms / Math.max(1, figures.quiet.p99Ms), 2),
+      ...(stages.length > 0 ? { floodStages } : {}),
+    };
     ctx.progress(
       `noisy neighbour, fairness ${mode}: B p99 ${result.quiet.p99Ms} ms quiet, ${result.flood.p99Ms} ms during A's ` +
-        `${floodObjects} (${result.p99Ratio}×); A all Ready in ${result.floodSeconds} s`,
+        `${floodObjects} (${result.p99Ratio}×); A all Ready in ${result.floodSeconds} s; B's stages during the flood ` +
+        `(median ms): ${stageNames.map((k) => `${k} ${floodStages[k].medianMs}`).join(', ')} (${stages.length} of ${during.length} changes in history)`,
     );
     return result;
   } finally {
