@@ -34,6 +34,12 @@ export interface ChangeStages {
   readonly activityQueuedMs: number;
   /** Within the pass: later workflow tasks' scheduled → started, summed. */
   readonly laterWorkflowTasksQueuedMs: number;
+  /** Within the pass: workflow tasks' started → completed, summed (the worker's time, local activities included). */
+  readonly workflowTasksRunningMs: number;
+  /** Within the pass: activity tasks' started → completed (or failed), summed. */
+  readonly activitiesRunningMs: number;
+  /** The pass's last workflow task completed → Ready seen (the status write reaching the watch). */
+  readonly afterLastTaskMs: number;
 }
 
 /** The stages, in the order they happen. */
@@ -43,6 +49,9 @@ export const stageNames = [
   'passMs',
   'activityQueuedMs',
   'laterWorkflowTasksQueuedMs',
+  'workflowTasksRunningMs',
+  'activitiesRunningMs',
+  'afterLastTaskMs',
 ] as const satisfies readonly (keyof ChangeStages)[];
 
 /** An event ID as the API gives it (a Long, or a number). */
@@ -67,12 +76,17 @@ export async function changeStages(
     const request = await decodeFromPayloadsAtIndex<ReconcileRequest>(converter, 0, s.input?.payloads);
     if (request && !signals.has(request.generation)) signals.set(request.generation, i);
   }
-  // Scheduled times of tasks by their scheduled event's ID (activity and workflow tasks), per run.
+  // The times of tasks' scheduled and started events by event ID, per run.
   const scheduledAt = new Map<string, number>();
   let run = 0;
   for (const e of events) {
     if (e.workflowExecutionStartedEventAttributes) run++;
-    if (e.activityTaskScheduledEventAttributes || e.workflowTaskScheduledEventAttributes) {
+    if (
+      e.activityTaskScheduledEventAttributes ||
+      e.workflowTaskScheduledEventAttributes ||
+      e.activityTaskStartedEventAttributes ||
+      e.workflowTaskStartedEventAttributes
+    ) {
       scheduledAt.set(`${run}/${idOf(e.eventId)}`, ms(e));
     }
   }
@@ -82,8 +96,9 @@ export async function changeStages(
     if (e.workflowExecutionStartedEventAttributes) run++;
     runOf.push(run);
   }
-  const queuedBefore = (i: number, scheduledEventId: EventId, t: number): number =>
-    t - (scheduledAt.get(`${runOf[i]}/${idOf(scheduledEventId)}`) ?? t);
+  /** The time from the event `id` (of the same run as event `i`) to `t`. */
+  const queuedBefore = (i: number, id: EventId, t: number): number =>
+    t - (scheduledAt.get(`${runOf[i]}/${idOf(id)}`) ?? t);
   const out: ChangeStages[] = [];
   for (const change of changes) {
     const at = signals.get(change.generation);
@@ -92,6 +107,9 @@ export async function changeStages(
     let taskStartMs: number | undefined;
     let activityQueuedMs = 0;
     let laterWorkflowTasksQueuedMs = 0;
+    let workflowTasksRunningMs = 0;
+    let activitiesRunningMs = 0;
+    let lastTaskDoneMs: number | undefined;
     for (let i = at + 1; i < events.length; i++) {
       const e = events[i]!;
       const t = ms(e);
@@ -102,10 +120,16 @@ export async function changeStages(
         if (taskStartMs === undefined) taskStartMs = t;
         else laterWorkflowTasksQueuedMs += queued;
       }
+      if (taskStartMs === undefined) continue;
       const activity = e.activityTaskStartedEventAttributes;
-      if (activity && taskStartMs !== undefined) {
-        activityQueuedMs += queuedBefore(i, activity.scheduledEventId, t);
+      if (activity) activityQueuedMs += queuedBefore(i, activity.scheduledEventId, t);
+      const done = e.workflowTaskCompletedEventAttributes;
+      if (done) {
+        workflowTasksRunningMs += queuedBefore(i, done.startedEventId, t);
+        lastTaskDoneMs = t;
       }
+      const ended = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
+      if (ended) activitiesRunningMs += queuedBefore(i, ended.startedEventId, t);
     }
     if (taskStartMs === undefined) continue;
     out.push({
@@ -114,6 +138,9 @@ export async function changeStages(
       passMs: change.readyAt - taskStartMs,
       activityQueuedMs,
       laterWorkflowTasksQueuedMs,
+      workflowTasksRunningMs,
+      activitiesRunningMs,
+      afterLastTaskMs: change.readyAt - (lastTaskDoneMs ?? taskStartMs),
     });
   }
   return out;

@@ -197,16 +197,16 @@ export function markdown(result: BenchResult): string {
         '',
         ...(noisy.modes.on.floodStages || noisy.modes.off.floodStages
           ? [
-              "Where B's change waited during the flood, from B's workflow history (median / p99, ms): change → its signal in history (API server, watch, bridge), signal → workflow task started (task queue), task started → Ready seen (the pass), and inside the pass the time its activity tasks and later workflow tasks sat queued.",
+              "Where B's change waited during the flood, from B's workflow history (median / p99, ms): change → its signal in history (API server, watch, bridge), signal → workflow task started (task queue), task started → Ready seen (the pass), and inside the pass the time its activity tasks and later workflow tasks sat queued, the time its workflow tasks ran in the worker (local activities included) and its activities ran, and from its last workflow task to Ready seen.",
               '',
-              '| fairness | → signal | signal → task started | pass | activity tasks queued | later workflow tasks queued |',
-              '| --- | --- | --- | --- | --- | --- |',
+              '| fairness | → signal | signal → task started | pass | activity tasks queued | later workflow tasks queued | workflow tasks running | activities running | last task → Ready seen |',
+              '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
               ...(['on', 'off'] as const).flatMap((mode) => {
                 const st = noisy.modes[mode].floodStages;
                 if (!st) return [];
                 const cell = (k: keyof typeof st) => `${st[k].medianMs} / ${st[k].p99Ms}`;
                 return [
-                  `| ${mode} | ${cell('toSignalMs')} | ${cell('workflowQueueMs')} | ${cell('passMs')} | ${cell('activityQueuedMs')} | ${cell('laterWorkflowTasksQueuedMs')} |`,
+                  `| ${mode} | ${cell('toSignalMs')} | ${cell('workflowQueueMs')} | ${cell('passMs')} | ${cell('activityQueuedMs')} | ${cell('laterWorkflowTasksQueuedMs')} | ${cell('workflowTasksRunningMs')} | ${cell('activitiesRunningMs')} | ${cell('afterLastTaskMs')} |`,
                 ];
               }),
               '',

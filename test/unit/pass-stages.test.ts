@@ -32,11 +32,14 @@ describe('change stages from a workflow history', () => {
       event(0, { workflowExecutionStartedEventAttributes: {} }),
       signal(10_300, 2), // the change was made at 10,000
       event(10_300, { workflowTaskScheduledEventAttributes: {} }), // 3
-      event(12_300, { workflowTaskStartedEventAttributes: { scheduledEventId: 3 } }), // 2 s in the queue
-      event(12_400, { activityTaskScheduledEventAttributes: {} }), // 5
-      event(15_400, { activityTaskStartedEventAttributes: { scheduledEventId: 5 } }), // 3 s queued
-      event(15_500, { workflowTaskScheduledEventAttributes: {} }), // 7
-      event(16_500, { workflowTaskStartedEventAttributes: { scheduledEventId: 7 } }), // 1 s queued
+      event(12_300, { workflowTaskStartedEventAttributes: { scheduledEventId: 3 } }), // 4: 2 s in the queue
+      event(12_350, { workflowTaskCompletedEventAttributes: { startedEventId: 4 } }), // 50 ms running
+      event(12_400, { activityTaskScheduledEventAttributes: {} }), // 6
+      event(15_400, { activityTaskStartedEventAttributes: { scheduledEventId: 6 } }), // 7: 3 s queued
+      event(15_450, { activityTaskCompletedEventAttributes: { scheduledEventId: 6, startedEventId: 7 } }), // 50 ms
+      event(15_500, { workflowTaskScheduledEventAttributes: {} }), // 9
+      event(16_500, { workflowTaskStartedEventAttributes: { scheduledEventId: 9 } }), // 10: 1 s queued
+      event(16_600, { workflowTaskCompletedEventAttributes: { startedEventId: 10 } }), // 100 ms running
       signal(20_000, 3), // a change with no workflow task after it before its Ready: not counted
     ];
     const stages = await changeStages(converter, events, [
@@ -51,6 +54,9 @@ describe('change stages from a workflow history', () => {
         passMs: 4_700,
         activityQueuedMs: 3_000,
         laterWorkflowTasksQueuedMs: 1_000,
+        workflowTasksRunningMs: 150,
+        activitiesRunningMs: 50,
+        afterLastTaskMs: 400,
       },
     ]);
   });
