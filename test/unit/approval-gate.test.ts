@@ -230,7 +230,7 @@ describe('an approval check that fails', () => {
       steps: [step],
     });
     const runner = new StepRunner(entity, status, effects, {}, gate);
-    return { run: () => runner.runStep(plan, plan.steps[0]!, { ref } as StepInput, 2, 'uid'), waits, writes, ran };
+    return { run: () => runner.runStep(plan, plan.steps[0], { ref } as StepInput, 2, 'uid'), waits, writes, ran };
   }
 
   it('given a check the API server throttles (429, Retry-After 2 s), the step reports Degraded, waits the Retry-After, asks again and runs: the pass goes on', async () => {
