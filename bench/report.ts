@@ -184,35 +184,43 @@ export function markdown(result: BenchResult): string {
   ];
   const table = [header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
   const noisy = result.scenarios.noisyNeighbour;
+  const noisyRows = noisy
+    ? [
+        ...(['on', 'off'] as const).map((mode) => ({ steps: 'regular', mode, f: noisy.modes[mode] })),
+        ...(noisy.localSteps
+          ? (['on', 'off'] as const).map((mode) => ({ steps: 'local', mode, f: noisy.localSteps![mode] }))
+          : []),
+      ]
+    : [];
   const noisyTable = noisy
     ? [
         `### 7. Noisy neighbour: team A creates ${noisy.floodObjects} objects at once; team B changes one object every second`,
         '',
-        '| fairness | B change → Ready without the flood, median / p99 (ms) | during the flood, median / p99 (ms) | p99 during ÷ without | A all Ready (s) |',
-        '| --- | --- | --- | --- | --- |',
-        ...(['on', 'off'] as const).map((mode) => {
-          const f = noisy.modes[mode];
-          return `| ${mode} | ${f.quiet.medianMs} / ${f.quiet.p99Ms} | ${f.flood.medianMs} / ${f.flood.p99Ms} | ${fmt(f.p99Ratio)}× | ${fmt(f.floodSeconds)} |`;
-        }),
+        '| steps | fairness | B change → Ready without the flood, median / p99 (ms) | during the flood, median / p99 (ms) | p99 during ÷ without | A all Ready (s) |',
+        '| --- | --- | --- | --- | --- | --- |',
+        ...noisyRows.map(
+          ({ steps, mode, f }) =>
+            `| ${steps} | ${mode} | ${f.quiet.medianMs} / ${f.quiet.p99Ms} | ${f.flood.medianMs} / ${f.flood.p99Ms} | ${fmt(f.p99Ratio)}× | ${fmt(f.floodSeconds)} |`,
+        ),
         '',
-        ...(noisy.modes.on.floodStages || noisy.modes.off.floodStages
+        ...(noisyRows.some((r) => r.f.floodStages)
           ? [
-              "Where B's change waited during the flood, from B's workflow history (median / p99, ms): change → its signal in history (API server, watch, bridge), signal → workflow task started (task queue), task started → Ready seen (the pass), and inside the pass the time its activity tasks and later workflow tasks sat queued, the time its workflow tasks ran in the worker (local activities included) and its activities ran, and from its last workflow task to Ready seen.",
+              "Where B's change waited during the flood, from B's workflow history (median / p99, ms): change → its signal in history (API server, watch, bridge), signal → workflow task started (task queue), task started → Ready seen (the pass), and inside the pass the time its activity tasks and later workflow tasks sat queued, the time its workflow tasks ran in the worker (local activities included) and its activities ran, and from its last workflow task to Ready seen (a local-steps pass writes its status before its one workflow task completes: its inside figures are 0).",
               '',
-              '| fairness | → signal | signal → task started | pass | activity tasks queued | later workflow tasks queued | workflow tasks running | activities running | last task → Ready seen |',
-              '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-              ...(['on', 'off'] as const).flatMap((mode) => {
-                const st = noisy.modes[mode].floodStages;
+              '| steps | fairness | → signal | signal → task started | pass | activity tasks queued | later workflow tasks queued | workflow tasks running | activities running | last task → Ready seen |',
+              '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+              ...noisyRows.flatMap(({ steps, mode, f }) => {
+                const st = f.floodStages;
                 if (!st) return [];
                 const cell = (k: keyof typeof st) => `${st[k].medianMs} / ${st[k].p99Ms}`;
                 return [
-                  `| ${mode} | ${cell('toSignalMs')} | ${cell('workflowQueueMs')} | ${cell('passMs')} | ${cell('activityQueuedMs')} | ${cell('laterWorkflowTasksQueuedMs')} | ${cell('workflowTasksRunningMs')} | ${cell('activitiesRunningMs')} | ${cell('afterLastTaskMs')} |`,
+                  `| ${steps} | ${mode} | ${cell('toSignalMs')} | ${cell('workflowQueueMs')} | ${cell('passMs')} | ${cell('activityQueuedMs')} | ${cell('laterWorkflowTasksQueuedMs')} | ${cell('workflowTasksRunningMs')} | ${cell('activitiesRunningMs')} | ${cell('afterLastTaskMs')} |`,
                 ];
               }),
               '',
             ]
           : []),
-        'Fairness on: every workflow carries its namespace as Temporal fairness key and the bridge delivers round-robin across namespaces; off: `HOMEOSTAT_FAIRNESS=off`, one first-in, first-out backlog. One bridge for both teams, homeostat (regular steps) worker.',
+        'Fairness on: every workflow carries its namespace as Temporal fairness key and the bridge delivers round-robin across namespaces; off: `HOMEOSTAT_FAIRNESS=off`, one first-in, first-out backlog. One bridge for both teams. Steps "regular": homeostat\'s regular-steps worker (each step an activity task); "local": its local-steps worker (the steps run as local activities inside observe, one workflow task per pass).',
         '',
       ].join('\n')
     : '';

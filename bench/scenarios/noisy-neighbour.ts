@@ -3,8 +3,11 @@
  * object every second; B's change → Ready during A's flood against B's without it, with fairness on
  * (the bridge's default: every workflow carries its namespace as fairness key, the bridge's queue is
  * fair across namespaces) and off (`HOMEOSTAT_FAIRNESS=off`: one first-in, first-out backlog). One
- * bridge serves both teams (selected by a label of the scenario), and the workers are homeostat's
- * regular-steps worker, so a flood backs up both workflow and activity tasks on its task queue.
+ * bridge serves both teams (selected by a label of the scenario). Each mode runs twice: on homeostat's
+ * regular-steps worker (each step an activity task, each pass several workflow tasks, so a flood backs
+ * up both workflow and activity tasks on its task queue, and the worker's sticky queue, which Temporal
+ * does not make fair) and on its local-steps worker (the steps run as local activities inside observe:
+ * one workflow task per pass).
  */
 import { performance } from 'node:perf_hooks';
 import { Bridge } from '../../informer-bridge';
@@ -43,8 +46,14 @@ export interface NoisyNeighbourResult {
   readonly floodObjects: number;
   /** B's changes measured with A quiet (as many again during the flood, at least). */
   readonly quietChanges: number;
+  /** On the regular-steps worker (each step an activity task). */
   readonly modes: { readonly on: NoisyNeighbourFigures; readonly off: NoisyNeighbourFigures };
+  /** On the local-steps worker (the steps run as local activities: one workflow task per pass). */
+  readonly localSteps?: { readonly on: NoisyNeighbourFigures; readonly off: NoisyNeighbourFigures };
 }
+
+/** Which worker runs the objects' passes: regular steps (activity tasks) or local steps. */
+type Steps = 'regular' | 'local';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -105,9 +114,11 @@ async function runMode(
   mode: 'on' | 'off',
   floodObjects: number,
   quietChanges: number,
+  steps: Steps,
 ): Promise<NoisyNeighbourFigures> {
-  const label = `${ctx.runId}-${mode}`;
-  const [nsA, nsB] = [`${ctx.runId}-nn-${mode}-a`, `${ctx.runId}-nn-${mode}-b`];
+  const tag = steps === 'regular' ? mode : `${mode}-local`;
+  const label = `${ctx.runId}-${tag}`;
+  const [nsA, nsB] = [`${ctx.runId}-nn-${tag}-a`, `${ctx.runId}-nn-${tag}-b`];
   await createNamespace(ctx.kube, nsA);
   await createNamespace(ctx.kube, nsB);
   const [watchA, watchB] = [new ReadyWatch(ctx.kube, nsA), new ReadyWatch(ctx.kube, nsB)];
@@ -117,7 +128,7 @@ async function runMode(
     resources: await watchedResourcesFor({ reconcilers: [{ plan: benchPlan }] }, ctx.kube.kc),
     labelSelector: `bench.homeostat.dev/noisy=${label}`,
     client: ctx.temporal,
-    taskQueue: ctx.homeostatRegularQueue,
+    taskQueue: steps === 'regular' ? ctx.homeostatRegularQueue : ctx.homeostatQueue,
     log: ctx.log,
     leaderElection: false,
     ...(mode === 'off' ? { fairnessWeights: false as const } : {}),
@@ -175,7 +186,7 @@ async function runMode(
       ...(stages.length > 0 ? { floodStages } : {}),
     };
     ctx.progress(
-      `noisy neighbour, fairness ${mode}: B p99 ${result.quiet.p99Ms} ms quiet, ${result.flood.p99Ms} ms during A's ` +
+      `noisy neighbour, ${steps} steps, fairness ${mode}: B p99 ${result.quiet.p99Ms} ms quiet, ${result.flood.p99Ms} ms during A's ` +
         `${floodObjects} (${result.p99Ratio}×); A all Ready in ${result.floodSeconds} s; B's stages during the flood ` +
         `(median ms): ${stageNames.map((k) => `${k} ${floodStages[k].medianMs}`).join(', ')} (${stages.length} of ${during.length} changes in history)`,
     );
@@ -187,13 +198,15 @@ async function runMode(
   }
 }
 
-/** Runs the scenario with fairness on, then off. */
+/** Runs the scenario with fairness on, then off: on the regular-steps worker, then on the local-steps one. */
 export async function noisyNeighbourScenario(
   ctx: BenchContext,
   floodObjects: number,
   quietChanges: number,
 ): Promise<NoisyNeighbourResult> {
-  const on = await runMode(ctx, 'on', floodObjects, quietChanges);
-  const off = await runMode(ctx, 'off', floodObjects, quietChanges);
-  return { floodObjects, quietChanges, modes: { on, off } };
+  const on = await runMode(ctx, 'on', floodObjects, quietChanges, 'regular');
+  const off = await runMode(ctx, 'off', floodObjects, quietChanges, 'regular');
+  const localOn = await runMode(ctx, 'on', floodObjects, quietChanges, 'local');
+  const localOff = await runMode(ctx, 'off', floodObjects, quietChanges, 'local');
+  return { floodObjects, quietChanges, modes: { on, off }, localSteps: { on: localOn, off: localOff } };
 }

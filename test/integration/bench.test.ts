@@ -58,11 +58,13 @@ describe('bench: homeostat against its baselines (small size)', () => {
     expect(result.scenarios.storm.systems.homeostat.signalsSent).toBeGreaterThan(0);
     expect(result.scenarios.storm.systems.homeostat.passes).toBeGreaterThan(0);
     expect(result.scenarios.storm.systems.controller.passes).toBeGreaterThan(0);
-    for (const mode of ['on', 'off'] as const) {
-      expect(result.scenarios.noisyNeighbour!.modes[mode].quiet.n).toBe(result.parameters.noisyQuietChanges);
-      expect(result.scenarios.noisyNeighbour!.modes[mode].flood.n).toBeGreaterThanOrEqual(
-        result.parameters.noisyQuietChanges,
-      );
+    const noisy = result.scenarios.noisyNeighbour!;
+    const local = noisy.localSteps!;
+    for (const figures of [noisy.modes.on, noisy.modes.off, local.on, local.off]) {
+      expect(figures.quiet.n).toBe(result.parameters.noisyQuietChanges);
+      expect(figures.flood.n).toBeGreaterThanOrEqual(result.parameters.noisyQuietChanges);
+      // B's history held the signal and the pass of at least one change made during the flood.
+      expect(figures.floodStages?.passMs.n).toBeGreaterThan(0);
     }
     // The upgrade: every object moved twice (drift, then wake), with no failed workflow task.
     const moves = result.scenarios.upgrade.moves as {
