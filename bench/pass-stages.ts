@@ -76,11 +76,13 @@ export async function changeStages(
     const request = await decodeFromPayloadsAtIndex<ReconcileRequest>(converter, 0, s.input?.payloads);
     if (request && !signals.has(request.generation)) signals.set(request.generation, i);
   }
-  // The times of tasks' scheduled and started events by event ID, per run.
+  // The times of tasks' scheduled and started events by event ID, per run, and each event's run.
   const scheduledAt = new Map<string, number>();
+  const runOf: number[] = [];
   let run = 0;
   for (const e of events) {
     if (e.workflowExecutionStartedEventAttributes) run++;
+    runOf.push(run);
     if (
       e.activityTaskScheduledEventAttributes ||
       e.workflowTaskScheduledEventAttributes ||
@@ -89,12 +91,6 @@ export async function changeStages(
     ) {
       scheduledAt.set(`${run}/${idOf(e.eventId)}`, ms(e));
     }
-  }
-  const runOf: number[] = [];
-  run = 0;
-  for (const e of events) {
-    if (e.workflowExecutionStartedEventAttributes) run++;
-    runOf.push(run);
   }
   /** The time from the event `id` (of the same run as event `i`) to `t`. */
   const queuedBefore = (i: number, id: EventId, t: number): number =>

@@ -167,3 +167,19 @@ export async function describeDeployment(client: Client, target: RolloutTarget):
     versions,
   });
 }
+
+/** The workflow task queue type, as the API names it. */
+export const workflowTaskQueueType = temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW;
+
+/** The names of the workflow task queues a version of the deployment polls (`DescribeWorkerDeploymentVersion`). */
+export async function versionWorkflowTaskQueues(
+  client: Client,
+  d: Pick<DeploymentDescription, 'namespace' | 'deploymentName'>,
+  buildId: string,
+): Promise<string[]> {
+  const res = await client.workflowService.describeWorkerDeploymentVersion({
+    namespace: d.namespace,
+    deploymentVersion: { deploymentName: d.deploymentName, buildId },
+  });
+  return (res.versionTaskQueues ?? []).filter((q) => q.type === workflowTaskQueueType && q.name).map((q) => q.name!);
+}

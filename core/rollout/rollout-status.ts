@@ -11,6 +11,8 @@ import {
   describeDeployment,
   type RolloutTarget,
   type VersionSummary,
+  versionWorkflowTaskQueues,
+  workflowTaskQueueType,
 } from './deployment-description';
 import { assertDeploymentName, assertWorkflowType, versionSearchValue } from './deployment-version';
 
@@ -49,8 +51,6 @@ export interface RolloutStatusOptions {
   readonly workflowType?: string;
 }
 
-const workflowTaskQueue = temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW;
-
 /** The visibility query for the running workflows of one version. */
 export function runningOnVersionQuery(deploymentName: string, buildId: string): string {
   return `TemporalWorkerDeploymentVersion = '${versionSearchValue(deploymentName, buildId)}' AND ExecutionStatus = 'Running'`;
@@ -62,14 +62,7 @@ async function pollersByBuild(client: Client, d: DeploymentDescription): Promise
   const result = new Map<string, boolean | undefined>();
   for (const v of d.versions) {
     try {
-      const res = await client.workflowService.describeWorkerDeploymentVersion({
-        namespace: d.namespace,
-        deploymentVersion: { deploymentName: d.deploymentName, buildId: v.buildId },
-      });
-      const names = (res.versionTaskQueues ?? [])
-        .filter((q) => q.type === workflowTaskQueue && q.name)
-        .map((q) => q.name as string);
-      queues.set(v.buildId, new Set(names));
+      queues.set(v.buildId, new Set(await versionWorkflowTaskQueues(client, d, v.buildId)));
       result.set(v.buildId, false);
     } catch {
       result.set(v.buildId, undefined);
@@ -82,7 +75,7 @@ async function pollersByBuild(client: Client, d: DeploymentDescription): Promise
       const res = await client.workflowService.describeTaskQueue({
         namespace: d.namespace,
         taskQueue: { name, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-        taskQueueType: workflowTaskQueue,
+        taskQueueType: workflowTaskQueueType,
       });
       for (const p of res.pollers ?? []) {
         const o = p.deploymentOptions;

@@ -29,7 +29,13 @@ import {
   workflowIdFor,
 } from '../definitions';
 import { temporal } from '@temporalio/proto';
-import { describeDeployment, type DeploymentDescription, type RolloutTarget } from './deployment-description';
+import {
+  describeDeployment,
+  type DeploymentDescription,
+  type RolloutTarget,
+  versionWorkflowTaskQueues,
+  workflowTaskQueueType,
+} from './deployment-description';
 import { assertBuildId, assertDeploymentName, assertWorkflowType, versionSearchValue } from './deployment-version';
 import { quoteShort, RolloutError } from './rollout-errors';
 
@@ -79,19 +85,13 @@ export interface WakeResult {
  */
 async function taskQueuesRouteTo(client: Client, d: DeploymentDescription, buildId: string): Promise<boolean> {
   try {
-    const res = await client.workflowService.describeWorkerDeploymentVersion({
-      namespace: d.namespace,
-      deploymentVersion: { deploymentName: d.deploymentName, buildId },
-    });
-    const names = (res.versionTaskQueues ?? [])
-      .filter((q) => q.type === workflowTaskQueue && q.name)
-      .map((q) => q.name!);
+    const names = await versionWorkflowTaskQueues(client, d, buildId);
     if (names.length === 0) return false;
     for (const name of names) {
       const tq = await client.workflowService.describeTaskQueue({
         namespace: d.namespace,
         taskQueue: { name, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-        taskQueueType: workflowTaskQueue,
+        taskQueueType: workflowTaskQueueType,
       });
       const current = tq.versioningInfo?.currentDeploymentVersion;
       if (current?.deploymentName !== d.deploymentName || current.buildId !== buildId) return false;
@@ -135,8 +135,6 @@ async function routedEverywhere(
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
-
-const workflowTaskQueue = temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW;
 
 /** The default of {@link WakeOptions.ratePerSecond}. */
 export const defaultWakeRatePerSecond = 50;
