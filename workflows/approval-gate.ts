@@ -14,12 +14,12 @@ import {
   type ApprovalCheck,
   type ApprovalCheckInput,
 } from '../core/approval';
-import { specChangedType, terminalFailureTypes as terminalTypes } from '../core/errors';
+import { specChangedType } from '../core/errors';
 import { durationMs, type StepPlan } from '../core/plan';
 import type { ObjectEntity } from './object-entity';
 import { desiredStatus } from './object-state';
 import type { StatusWriter } from './status-writer';
-import { appFailure } from './step-runner-failure';
+import { appFailure, isTerminalFailure, retryAfterOf } from './step-runner-failure';
 
 /** What the gate needs from the workflow. */
 export interface ApprovalEffects {
@@ -84,11 +84,11 @@ export class ApprovalGate {
       const failure = appFailure(err);
       if (failure.type === specChangedType) return { superseded: failure.message ?? 'the spec changed' };
       // Judged as a step's failure is: terminal when the activity said retrying cannot help.
-      const detail = (failure.details?.[0] ?? {}) as { retryAfterMs?: unknown };
+      const retryAfterMs = retryAfterOf(failure);
       return {
         failed: `approval check: ${failure.message ?? String(err)}`,
-        terminal: failure.nonRetryable === true || terminalTypes.includes(failure.type ?? ''),
-        ...(typeof detail.retryAfterMs === 'number' ? { retryAfterMs: detail.retryAfterMs } : {}),
+        terminal: isTerminalFailure(failure),
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
       };
     }
     if (check.reason === undefined || check.awaitingStatus === undefined) return { run: true };

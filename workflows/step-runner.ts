@@ -14,7 +14,7 @@ import { adoptionRefusedType, specChangedType, terminalFailureTypes as terminalT
 import type { ObjectEntity } from './object-entity';
 import { backoffMs, desiredStatus } from './object-state';
 import type { StatusWriter } from './status-writer';
-import { appFailure, type FailureLike } from './step-runner-failure';
+import { appFailure, type FailureLike, isTerminalFailure, retryAfterOf } from './step-runner-failure';
 import type { ApprovalGate } from './approval-gate';
 
 export { appFailure, type FailureLike } from './step-runner-failure';
@@ -164,10 +164,7 @@ export class StepRunner {
       attempts += detail.attempt ?? roundAttempts;
       const message = failure.message ?? String(err);
       entity.lastError = `${step.name}: ${message}`;
-      const terminal =
-        failure.nonRetryable === true ||
-        terminalTypes.includes(failure.type ?? '') ||
-        (retry?.nonRetryableErrorTypes ?? []).includes(failure.type ?? '');
+      const terminal = isTerminalFailure(failure, retry?.nonRetryableErrorTypes);
       entity.steps[step.name] = { status: terminal ? 'failed' : 'retrying', attempts, message };
       effects.showDetails();
       if (!terminal) return undefined;
@@ -217,12 +214,10 @@ export class StepRunner {
         if (this.behaviour.specByDigest && failure.type === specChangedType) {
           return this.supersede(step.name, objUid, generation, attempts + 1, failure.message ?? 'the spec changed');
         }
-        const detail = (failure.details?.[0] ?? {}) as { retryAfterMs?: number };
         const end = failed(failure, err, options.retry?.maximumAttempts || 1);
         if (end) return end;
         const message = entity.steps[step.name]!.message!;
-        const retryAfter = typeof detail.retryAfterMs === 'number' ? detail.retryAfterMs : undefined;
-        const superseded = await this.retryLater(step, objUid, generation, round, message, retryAfter);
+        const superseded = await this.retryLater(step, objUid, generation, round, message, retryAfterOf(failure));
         if (superseded) return this.supersede(step.name, objUid, generation, attempts, message);
       }
     }
