@@ -52,6 +52,24 @@ export interface BridgeOptions {
   readonly leaderElection: LeaderElectionOptions | false;
   /** Signals in flight at most. @default 16 */
   readonly concurrency?: number;
+  /**
+   * Passes in flight at most: deliveries for a generation the object has not yet observed (a create, a
+   * spec change, a deletion) each hold a slot until the object's status shows that generation observed
+   * (or the object is gone), or for {@link passHoldMs}; while every slot is held no signal is sent, and
+   * the backlog waits in the bridge's queue, fair across namespaces, instead of in the workers' task
+   * queues (a worker's sticky queue is first-in, first-out: see docs/fairness.md). `0` turns it off.
+   * @default 32
+   */
+  readonly maxPassesInFlight?: number;
+  /**
+   * Of {@link maxPassesInFlight}, the passes one namespace may hold at once: while it holds that many
+   * its objects wait and other namespaces' are delivered, so one team's flood shares the workers with at
+   * most this many of its passes at a time. (With fairness off every object is in one group: this is
+   * then the limit for all.) @default 8
+   */
+  readonly maxPassesInFlightPerNamespace?: number;
+  /** A pass not seen done after this long stops holding its slot (it waits on something by then). @default 10_000 */
+  readonly passHoldMs?: number;
   /** Period of the safety-net resync. @default 300_000 */
   readonly resyncIntervalMs?: number;
   /**

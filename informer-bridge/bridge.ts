@@ -22,6 +22,13 @@ import { type Clock, isPrimary, type KubeObject, systemClock, type WatchedResour
 import { auditObjectWorkflows, auditStopWaitMs } from './workflow-audit';
 import { WorkqueueMetrics } from './workqueue-metrics';
 
+/** {@link BridgeOptions.maxPassesInFlight}'s default. */
+export const defaultMaxPassesInFlight = 32;
+/** {@link BridgeOptions.maxPassesInFlightPerNamespace}'s default. */
+export const defaultMaxPassesInFlightPerNamespace = 8;
+/** {@link BridgeOptions.passHoldMs}'s default. */
+export const defaultPassHoldMs = 10_000;
+
 function resourceName(r: WatchedResource): string {
   return r.group ? `${r.plural}.${r.group}` : r.plural;
 }
@@ -88,6 +95,21 @@ export class Bridge {
       // with its initial list and resyncs; the bridge's first list sends nothing at all).
       bandOf: (req) => (req.reason === 'resync' ? 1 : 0),
       concurrency: options.concurrency,
+      ...(options.maxPassesInFlight === 0
+        ? {}
+        : {
+            admission: {
+              limit: options.maxPassesInFlight ?? defaultMaxPassesInFlight,
+              perGroupLimit: options.maxPassesInFlightPerNamespace ?? defaultMaxPassesInFlightPerNamespace,
+              holdMs: options.passHoldMs ?? defaultPassHoldMs,
+              holds: (_key: string, req: ReconcileRequest) => this.startsPass(req),
+            },
+          }),
+      onAdmitted: () => this.metrics.passesInFlight.inc(),
+      onReleased: (_key, why) => {
+        this.metrics.passesInFlight.dec();
+        this.metrics.passSlotReleases.inc({ reason: why });
+      },
       minIntervalMs: options.minSignalIntervalMs,
       retryBackoff: options.retryBackoff,
       paused: true,
@@ -381,6 +403,27 @@ export class Bridge {
     };
   }
 
+  /**
+   * Whether delivering `req` starts a pass that holds an admission slot: its object is cached and
+   * behind (a generation not yet observed, or a deletion pending). A request for an object already in
+   * line (a child's change, a referenced object's) runs a pass too, but nothing in the object shows
+   * when it ends: it waits for a free slot and takes none.
+   */
+  private startsPass(req: ReconcileRequest): boolean {
+    if (req.reason === 'deleted') return false;
+    const cached = this.cacheOf(req.ref.group, req.ref.kind)?.get(
+      req.ref.namespace ? `${req.ref.namespace}/${req.ref.name}` : req.ref.name,
+    );
+    return cached !== undefined && isBehind(cached);
+  }
+
+  /** A primary object's event frees its pass's slot once the object is in line again, or gone. */
+  private releaseIfDone(resource: WatchedResource, event: ReflectorEvent): void {
+    if (this.queue.slotsHeld === 0) return;
+    if (event.type !== 'deleted' && isBehind(event.object)) return;
+    this.queue.release(workflowIdFor(this.stateOf(resource, event.object, 'updated').ref));
+  }
+
   private enqueue(request: ReconcileRequest): void {
     this.queue.add(workflowIdFor(request.ref), request);
   }
@@ -388,7 +431,10 @@ export class Bridge {
   private onEvent(resource: WatchedResource, event: ReflectorEvent): void {
     if (isPrimary(resource)) {
       this.indexReferences(resource, event); // replays too: the first list fills the index
-      if (!event.replay) this.onPrimaryEvent(resource, event);
+      if (!event.replay) {
+        this.releaseIfDone(resource, event);
+        this.onPrimaryEvent(resource, event);
+      }
       return;
     }
     if (event.replay) return; // the first list fills the cache; the safety net decides what is behind

@@ -68,6 +68,15 @@ export const bridgeEnvSchema = z.object({
   HOMEOSTAT_BRIDGE_WATCH_TIMEOUT_SECONDS: seconds.default(300),
   HOMEOSTAT_BRIDGE_INACTIVITY_SECONDS: seconds.default(300),
   HOMEOSTAT_BRIDGE_CONCURRENCY: z.coerce.number().int().positive().default(16),
+  /**
+   * Passes in flight at most (a create, spec change or deletion delivered and not yet seen observed in
+   * the object's status); `0`: no bound. See docs/fairness.md, "Admission".
+   */
+  HOMEOSTAT_BRIDGE_MAX_PASSES_IN_FLIGHT: z.coerce.number().int().min(0).max(100_000).default(32),
+  /** Of those, the passes one namespace may hold at once (its objects wait meanwhile, others' go on). */
+  HOMEOSTAT_BRIDGE_MAX_PASSES_IN_FLIGHT_PER_NAMESPACE: z.coerce.number().int().min(1).max(100_000).default(8),
+  /** A pass not seen done after this long stops holding its slot. */
+  HOMEOSTAT_BRIDGE_PASS_HOLD_SECONDS: seconds.default(10),
   HOMEOSTAT_BRIDGE_SHUTDOWN_FLUSH_SECONDS: seconds.default(10),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });

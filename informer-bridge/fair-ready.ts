@@ -15,8 +15,10 @@ interface Group {
   pass: number;
   /** When the group last became ready (ties between equal passes: earlier first). */
   seq: number;
-  /** Its index in the heap while it has ready keys; -1 otherwise. */
+  /** Its index in the heap while it has ready keys and is not blocked; -1 otherwise. */
   at: number;
+  /** Whether the group's keys are held back ({@link FairReadySet.block}). */
+  blocked: boolean;
 }
 
 /** A set of ready keys, taken weighted round-robin across their groups. */
@@ -34,38 +36,67 @@ export class FairReadySet {
    */
   constructor(private readonly weightOf: (group: string) => number = () => 1) {}
 
-  /** Ready keys. */
+  /** Ready keys (those of blocked groups included). */
   get size(): number {
     return this.count;
   }
 
+  /** Whether a key can be taken now: one is ready in a group that is not blocked. */
+  get available(): boolean {
+    return this.heap.length > 0;
+  }
+
+  /**
+   * Holds a group's keys back: {@link take} passes over the group (its keys stay ready, in order) until
+   * {@link unblock}. The bridge blocks a namespace while it has as many passes in flight as it may.
+   */
+  block(group: string): void {
+    const g = this.groups.get(group) ?? this.newGroup(group);
+    if (g.blocked) return;
+    g.blocked = true;
+    if (g.at >= 0) this.removeAt(g.at);
+  }
+
+  /** Lets a blocked group's keys be taken again, from the current turn (no turns saved up while blocked). */
+  unblock(group: string): void {
+    const g = this.groups.get(group);
+    if (!g?.blocked) return;
+    g.blocked = false;
+    if (g.keys.size > 0) this.enqueue(g);
+  }
+
+  private newGroup(group: string): Group {
+    const g: Group = { name: group, keys: new Set(), pass: this.virtualTime, seq: 0, at: -1, blocked: false };
+    this.groups.set(group, g);
+    return g;
+  }
+
+  /** Puts a group that has ready keys in the heap, starting no earlier than the current turn. */
+  private enqueue(g: Group): void {
+    // Idle groups are remembered (forgetIdle) while they are ahead: emptying and refilling a group does
+    // not win it turns it was already given.
+    g.pass = Math.max(g.pass, this.virtualTime);
+    g.seq = ++this.seq;
+    g.at = this.heap.length;
+    this.heap.push(g);
+    this.up(g.at);
+  }
+
   /** Ready keys by group (groups with none are left out), for metrics. */
   *depths(): IterableIterator<[string, number]> {
-    for (const g of this.heap) yield [g.name, g.keys.size];
+    for (const g of this.groups.values()) if (g.keys.size > 0) yield [g.name, g.keys.size];
   }
 
   /** Adds `key` of `group`; a key already ready keeps its place. */
   add(key: string, group: string): void {
-    let g = this.groups.get(group);
-    if (!g) {
-      g = { name: group, keys: new Set(), pass: this.virtualTime, seq: 0, at: -1 };
-      this.groups.set(group, g);
-    }
+    const g = this.groups.get(group) ?? this.newGroup(group);
     if (g.keys.has(key)) return;
     g.keys.add(key);
     this.count++;
-    if (g.at < 0) {
-      // Idle groups are remembered (below) while they are ahead: emptying and refilling a group does not
-      // win it turns it was already given.
-      g.pass = Math.max(g.pass, this.virtualTime);
-      g.seq = ++this.seq;
-      g.at = this.heap.length;
-      this.heap.push(g);
-      this.up(g.at);
-    }
+    if (g.at < 0 && !g.blocked) this.enqueue(g);
   }
 
-  /** Takes the next key, or `undefined` if none is ready. */
+  /** Takes the next key, or `undefined` if none is ready (in a group that is not blocked). */
   take(): string | undefined {
     const g = this.heap[0];
     if (!g) return undefined;
@@ -77,7 +108,7 @@ export class FairReadySet {
     if (g.keys.size > 0) {
       this.down(0);
     } else {
-      this.removeTop();
+      this.removeAt(0);
     }
     this.forgetIdle();
     return key;
@@ -88,7 +119,7 @@ export class FairReadySet {
    * is owed to anyone), so an idle queue holds nothing.
    */
   reset(): void {
-    if (this.count > 0) return;
+    if (this.count > 0 || [...this.groups.values()].some((g) => g.blocked)) return;
     this.groups.clear();
     this.virtualTime = 0; // passes stay small numbers
   }
@@ -105,18 +136,20 @@ export class FairReadySet {
     for (const [name, g] of this.groups) {
       if (checked++ === 2) break;
       this.groups.delete(name);
-      if (g.at >= 0 || g.pass > this.virtualTime) this.groups.set(name, g);
+      if (g.at >= 0 || g.blocked || g.keys.size > 0 || g.pass > this.virtualTime) this.groups.set(name, g);
     }
   }
 
-  private removeTop(): void {
-    const top = this.heap[0]!;
+  /** Removes the heap's entry at `i`. */
+  private removeAt(i: number): void {
+    const g = this.heap[i]!;
     const last = this.heap.pop()!;
-    top.at = -1;
-    if (last !== top) {
-      this.heap[0] = last;
-      last.at = 0;
-      this.down(0);
+    g.at = -1;
+    if (last !== g) {
+      this.heap[i] = last;
+      last.at = i;
+      this.down(i);
+      this.up(last.at);
     }
   }
 

@@ -70,6 +70,26 @@ export class BridgeMetrics {
     labelNames: ['namespace'] as const,
     registers: [this.registry],
   });
+  /**
+   * Passes in flight: deliveries for a generation the object had not yet observed whose status does
+   * not show it observed yet (see the bridge's `maxPassesInFlight`). At the limit, deliveries wait.
+   */
+  readonly passesInFlight = new Gauge({
+    name: 'homeostat_bridge_passes_in_flight',
+    help: 'Passes the bridge started whose object does not yet show them done (bounded by maxPassesInFlight)',
+    registers: [this.registry],
+  });
+  /**
+   * Pass slots freed, by reason: `done` (the object's status shows the generation observed, or the
+   * object is gone), `timeout` (the hold time passed first), `failed` (the delivery failed). A high
+   * `timeout` share means passes take longer than the hold time: slow steps, or workers down or short.
+   */
+  readonly passSlotReleases = new Counter({
+    name: 'homeostat_bridge_pass_slot_releases_total',
+    help: 'Pass slots freed, by reason (done, timeout, failed)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   /** Watch restarts, by resource and reason (timeout, error, watchdog, list-error). */
   readonly watchRestarts = new Counter({
     name: 'homeostat_bridge_watch_restarts_total',

@@ -6,8 +6,13 @@
  * urgent band go first ({@link CoalescingQueueOptions.bandOf}: the bridge's real changes before its
  * resyncs, as controller-runtime's priority queue does); a failed delivery is merged back and retried with per-key backoff until it
  * succeeds, unless the failure is one that can never succeed ({@link CoalescingQueueOptions.permanent}):
- * that item is dropped (reported), and what arrived for the key meanwhile is still delivered. Memory is
- * one entry per dirty key, never one per event.
+ * that item is dropped (reported), and what arrived for the key meanwhile is still delivered. With
+ * {@link CoalescingQueueOptions.admission}, a delivery that starts work downstream (the bridge: a pass
+ * for a generation the object has not yet observed) holds one of a bounded number of slots until the
+ * work is seen done ({@link CoalescingQueue.release}) or a hold time passes, and no delivery starts while
+ * every slot is held, nor for a group (namespace) holding its own share of them: the backlog then waits
+ * here, where it is fair, instead of downstream, where it may not be. Memory is one entry per dirty key
+ * or held slot, never one per event.
  */
 import { Backoff, type BackoffOptions } from './backoff';
 import { FairReadySet } from './fair-ready';
@@ -53,6 +58,12 @@ export interface CoalescingQueueOptions<T> {
   readonly clock?: Clock;
   /** @default Math.random */
   readonly random?: Random;
+  /** Bounds the work in flight downstream ({@link AdmissionOptions}). @default no bound */
+  readonly admission?: AdmissionOptions<T>;
+  /** Observability: a key took a slot ({@link AdmissionOptions}). */
+  readonly onAdmitted?: (key: string) => void;
+  /** Observability: a key's slot was freed. */
+  readonly onReleased?: (key: string, why: SlotRelease) => void;
   /** Observability: a key got a pending item (a new one, or a failed delivery's item put back). */
   readonly onAdded?: (key: string, item: T) => void;
   /** Observability: an item merged into the key's pending one. */
@@ -67,6 +78,27 @@ export interface CoalescingQueueOptions<T> {
   readonly onDropped?: (key: string, item: T, err: unknown, reason: string) => void;
 }
 
+/** Options of {@link CoalescingQueue}'s admission: how much delivered work may be in flight downstream. */
+export interface AdmissionOptions<T> {
+  /** Slots: deliveries whose work is not yet seen done, at most. No delivery starts while all are held. */
+  readonly limit: number;
+  /**
+   * A slot is freed after this long even if the work was not seen done (it waits on something else by
+   * then: a retry's backoff, a slow external call, a worker that is down).
+   */
+  readonly holdMs: number;
+  /**
+   * Slots one group (the bridge: a namespace) may hold at once; while it holds that many, its keys wait
+   * and other groups' keys are delivered. @default {@link limit}
+   */
+  readonly perGroupLimit?: number;
+  /** Whether delivering `item` starts work that holds a slot (read when the key is taken for delivery). */
+  readonly holds: (key: string, item: T) => boolean;
+}
+
+/** Why a slot was freed: the work was seen done, the hold time passed, or the delivery failed. */
+export type SlotRelease = 'done' | 'timeout' | 'failed';
+
 interface Entry<T> {
   readonly group: string;
   pending: T | undefined;
@@ -76,6 +108,10 @@ interface Entry<T> {
   /** Cancels the timer of a retry backoff or of the post-delivery interval, while one runs. */
   timer: (() => void) | undefined;
   backoff: Backoff | undefined;
+  /** Whether the key holds an admission slot. */
+  slot: boolean;
+  /** Frees the slot when its hold time passes (set once the delivery succeeded). */
+  slotTimer: (() => void) | undefined;
 }
 
 /** A coalescing queue of items by key. */
@@ -84,6 +120,9 @@ export class CoalescingQueue<T> {
   /** Keys with a pending item, not in flight and not waiting for a retry, in fair order: one set per band. */
   private readonly ready: [FairReadySet, FairReadySet];
   private active = 0;
+  private slots = 0;
+  /** Slots held by group (groups holding none are left out). */
+  private readonly groupSlots = new Map<string, number>();
   private isPaused: boolean;
   private idleWaiters: (() => void)[] = [];
   private readonly opts: CoalescingQueueOptions<T>;
@@ -106,6 +145,68 @@ export class CoalescingQueue<T> {
   /** Deliveries in flight. */
   get inFlight(): number {
     return this.active;
+  }
+
+  /** Admission slots held: delivered work not yet seen done ({@link CoalescingQueueOptions.admission}). */
+  get slotsHeld(): number {
+    return this.slots;
+  }
+
+  /** Whether `key` holds an admission slot. */
+  holding(key: string): boolean {
+    return this.entries.get(key)?.slot === true;
+  }
+
+  /**
+   * The work `key`'s delivery started is done: frees its admission slot (if it holds one) and starts
+   * the deliveries that waited for it.
+   * @returns whether a slot was freed
+   */
+  release(key: string): boolean {
+    const entry = this.entries.get(key);
+    if (!entry?.slot) return false;
+    this.freeSlot(key, entry, 'done');
+    this.forgetIfIdle(key, entry);
+    this.pump();
+    return true;
+  }
+
+  private takeSlot(key: string, entry: Entry<T>): void {
+    entry.slot = true;
+    this.slots++;
+    const held = (this.groupSlots.get(entry.group) ?? 0) + 1;
+    this.groupSlots.set(entry.group, held);
+    if (held >= this.perGroupLimit) for (const set of this.ready) set.block(entry.group);
+    this.opts.onAdmitted?.(key);
+  }
+
+  private freeSlot(key: string, entry: Entry<T>, why: SlotRelease): void {
+    entry.slotTimer?.();
+    entry.slotTimer = undefined;
+    entry.slot = false;
+    this.slots--;
+    const held = (this.groupSlots.get(entry.group) ?? 1) - 1;
+    if (held > 0) this.groupSlots.set(entry.group, held);
+    else this.groupSlots.delete(entry.group);
+    if (held < this.perGroupLimit) for (const set of this.ready) set.unblock(entry.group);
+    this.opts.onReleased?.(key, why);
+  }
+
+  private get perGroupLimit(): number {
+    const a = this.opts.admission;
+    return a ? (a.perGroupLimit ?? a.limit) : Infinity;
+  }
+
+  /** Forgets a key with nothing pending, in flight, timed or held. */
+  private forgetIfIdle(key: string, entry: Entry<T>): void {
+    if (
+      entry.pending === undefined &&
+      !entry.inFlight &&
+      !entry.timer &&
+      !entry.slot &&
+      this.entries.get(key) === entry
+    )
+      this.entries.delete(key);
   }
 
   /** Keys waiting for a delivery slot, by group (groups with none are left out). */
@@ -137,7 +238,16 @@ export class CoalescingQueue<T> {
     let entry = this.entries.get(key);
     if (!entry) {
       const group = this.opts.groupOf?.(key, item) ?? '';
-      entry = { group, pending: undefined, readyIn: undefined, inFlight: false, timer: undefined, backoff: undefined };
+      entry = {
+        group,
+        pending: undefined,
+        readyIn: undefined,
+        inFlight: false,
+        timer: undefined,
+        backoff: undefined,
+        slot: false,
+        slotTimer: undefined,
+      };
       this.entries.set(key, entry);
     }
     if (entry.pending !== undefined) {
@@ -162,11 +272,6 @@ export class CoalescingQueue<T> {
     this.ready[band].add(key, entry.group);
   }
 
-  /** Ready keys in every band. */
-  private get readyCount(): number {
-    return this.ready[0].size + this.ready[1].size;
-  }
-
   /** Stops starting deliveries (in-flight ones finish); items keep merging. */
   pause(): void {
     this.isPaused = true;
@@ -189,7 +294,7 @@ export class CoalescingQueue<T> {
         entry.timer();
         entry.timer = undefined;
         if (entry.pending !== undefined) this.markReady(key, entry);
-        else if (!entry.inFlight) this.entries.delete(key);
+        else this.forgetIfIdle(key, entry);
       }
     }
     this.pump();
@@ -205,8 +310,13 @@ export class CoalescingQueue<T> {
 
   private pump(): void {
     const limit = this.opts.concurrency ?? 16;
-    while (!this.isPaused && this.active < limit && this.readyCount > 0) {
-      const band = this.ready[0].size > 0 ? 0 : 1;
+    const admission = this.opts.admission;
+    while (!this.isPaused && this.active < limit) {
+      // Every slot held: nothing starts until work is seen done or a hold time passes.
+      if (admission && this.slots >= admission.limit) break;
+      // Keys of a group holding its share of slots are passed over (blocked in the ready sets).
+      const band = this.ready[0].available ? 0 : this.ready[1].available ? 1 : undefined;
+      if (band === undefined) break;
       const key = this.ready[band].take()!;
       const entry = this.entries.get(key);
       // A copy left behind when the key moved up a band, or a key no longer waiting: skip it.
@@ -216,6 +326,7 @@ export class CoalescingQueue<T> {
       entry.pending = undefined;
       entry.inFlight = true;
       this.active++;
+      if (admission && !entry.slot && admission.holds(key, item)) this.takeSlot(key, entry);
       this.opts.onTaken?.(key, item);
       void this.deliver(key, entry, item);
     }
@@ -225,10 +336,23 @@ export class CoalescingQueue<T> {
     let waitMs: number;
     try {
       await this.opts.deliver(key, item);
+      if (entry.slot) {
+        // Held until the work is seen done (release) or for the hold time; a later delivery for the
+        // key keeps the slot and starts the hold time again.
+        entry.slotTimer?.();
+        entry.slotTimer = this.clock.setTimeout(() => {
+          entry.slotTimer = undefined;
+          if (!entry.slot) return;
+          this.freeSlot(key, entry, 'timeout');
+          this.forgetIfIdle(key, entry);
+          this.pump();
+        }, this.opts.admission!.holdMs);
+      }
       entry.backoff?.reset();
       this.opts.onDelivered?.(key, item);
       waitMs = this.opts.minIntervalMs ?? 500;
     } catch (err) {
+      if (entry.slot) this.freeSlot(key, entry, 'failed'); // nothing started downstream
       const dropped = this.opts.permanent?.(err);
       if (dropped !== undefined) {
         // Never retried: what arrived for the key meanwhile (pending) is still delivered after the interval.
@@ -269,7 +393,7 @@ export class CoalescingQueue<T> {
   private wake(key: string, entry: Entry<T>): void {
     entry.timer = undefined;
     if (entry.pending !== undefined) this.markReady(key, entry);
-    else if (!entry.inFlight && this.entries.get(key) === entry) this.entries.delete(key);
+    else this.forgetIfIdle(key, entry);
     this.pump();
   }
 

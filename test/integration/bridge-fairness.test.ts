@@ -67,6 +67,9 @@ describe('informer bridge: fair delivery across namespaces', () => {
       leaderElection: { namespace: teamA.namespace, name: leaseName, identity: 'fair-test', retryPeriodMs: 500 },
       auditWorkflows: false,
       concurrency: 1, // one delivery at a time: the order of the workflows' starts is the delivery order
+      // The recording workflows write no status, so every pass would hold its admission slot for the hold
+      // time: this test is about the queue's order alone (bridge-admission.test.ts covers admission).
+      maxPassesInFlight: 0,
     });
     bridge.start();
     try {
