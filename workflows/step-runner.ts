@@ -77,7 +77,9 @@ export interface StepRunnerBehaviour {
    * Whether a regular step's input (recorded in history) names the observed spec by its digest rather
    * than carrying it, the step re-reading the object; a step that finds the spec changed (`SpecChanged`)
    * supersedes the pass (workflow-code version 5 and up). Local steps' inputs are not recorded: they
-   * keep the spec.
+   * keep the spec. The pass after one a changed spec superseded carries the spec in its steps' inputs,
+   * so it cannot be superseded that way: a spec that changes faster than a pass runs (a busy worker, a
+   * script) is still reconciled, one pass behind its newest change, instead of never.
    * @default false
    */
   readonly specByDigest?: boolean;
@@ -98,6 +100,8 @@ export class StepRunner {
   private deleting = false;
   /** The gated steps whose rule asked for approval when the pass observed (undefined: not asked). */
   private asked: readonly string[] | undefined;
+  /** Whether a step of the last pass found the spec changed (`SpecChanged`): the next pass carries the spec. */
+  private specOutran = false;
 
   /** The activity options of a step: its timeouts, and one round of its retry policy. */
   static optionsOf(step: StepPlan, summary: string): ActivityOptions {
@@ -212,6 +216,7 @@ export class StepRunner {
       } catch (err) {
         const failure = appFailure(err);
         if (this.behaviour.specByDigest && failure.type === specChangedType) {
+          this.specOutran = true;
           return this.supersede(step.name, objUid, generation, attempts + 1, failure.message ?? 'the spec changed');
         }
         const end = failed(failure, err, options.retry?.maximumAttempts || 1);
@@ -284,6 +289,8 @@ export class StepRunner {
     const { entity, effects } = this;
     this.deleting = obs.deleting;
     this.asked = obs.approvalsAsked;
+    const carrySpec = this.specOutran;
+    this.specOutran = false;
     const status: Record<string, StepState['status']> = {};
     for (const s of list) status[s.name] = 'pending';
     entity.stepList = list;
@@ -303,7 +310,8 @@ export class StepRunner {
       };
       visit(step.name);
       const previous = this.behaviour.previousResults ? entity.previous[step.name] : undefined;
-      const byDigest = this.behaviour.specByDigest && step.execution !== 'local' && obs.specDigest !== undefined;
+      const byDigest =
+        this.behaviour.specByDigest && !carrySpec && step.execution !== 'local' && obs.specDigest !== undefined;
       return {
         ref: entity.ref,
         identity: obs.identity,

@@ -723,4 +723,28 @@ describe('StepRunner: the spec by digest (workflow-code version 5)', () => {
     expect(h.waits).toEqual([]);
     expect(h.writes).toEqual([]);
   });
+
+  it('given a spec that changes during every pass, the pass after a superseded one carries the spec and completes, and the next names it by digest again', async () => {
+    // The step finds the spec changed whenever it is given only the digest (a spec changing once a
+    // second while a busy worker's passes take longer): without the guard no pass ever completes.
+    const h = harness(
+      {
+        local: [ok('l')],
+        regular: [(n) => (n % 2 === 1 ? failure('SpecChanged', 'the spec changed', {}, true) : ok('r')())],
+      },
+      { specByDigest: true },
+    );
+    const first = await h.runner.runSteps(twoSteps, twoSteps.steps, observed);
+    expect(first.superseded).toBe(true);
+    h.entity.coalescer.take();
+    const second = await h.runner.runSteps(twoSteps, twoSteps.steps, { ...observed, generation: 2 });
+    expect(second).toMatchObject({ superseded: false });
+    expect(second.failed).toBeUndefined();
+    await h.runner.runSteps(twoSteps, twoSteps.steps, { ...observed, generation: 3 });
+    expect(h.calls.filter((c) => c.step === 'regular').map((c) => [c.input.spec, c.input.specDigest])).toEqual([
+      [undefined, 'sha256:abc'],
+      [{ size: 1 }, undefined],
+      [undefined, 'sha256:abc'],
+    ]);
+  });
 });
