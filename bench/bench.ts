@@ -57,10 +57,18 @@ export interface RunBenchOptions {
   /** Objects of the scale scenario instead of the size's (the 50,000 step). @default the size's `scale.objects` */
   readonly scaleObjects?: number;
   /**
+   * Length of the scale scenario's two rest windows instead of the size's: shorter windows re-measure
+   * its creation, restart and 1% steps quickly; their at-rest figures then hold few drift checks.
+   * @default the size's `scale.restSeconds`
+   */
+  readonly scaleRestSeconds?: number;
+  /**
    * Trace every pass to a Jaeger the run starts (bench/tracing.ts): the rows then price tracing on, to
    * set beside a run without it. @default false
    */
   readonly tracing?: boolean;
+  /** The bridges' `maxPassesInFlight` (0: no bound), to compare admission settings. @default the bridge's default */
+  readonly maxPassesInFlight?: number;
 }
 
 /** What {@link runBench} returns: the result and the files it wrote. */
@@ -72,9 +80,17 @@ export interface RunBenchOutcome {
 /** Runs the benchmark and writes its results. */
 export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchOutcome> {
   const size = options.size ?? 'full';
-  const parameters = options.scaleObjects
-    ? { ...sizes[size], scale: { ...sizes[size].scale, objects: options.scaleObjects } }
-    : sizes[size];
+  const parameters =
+    options.scaleObjects || options.scaleRestSeconds
+      ? {
+          ...sizes[size],
+          scale: {
+            ...sizes[size].scale,
+            ...(options.scaleObjects ? { objects: options.scaleObjects } : {}),
+            ...(options.scaleRestSeconds ? { restSeconds: options.scaleRestSeconds } : {}),
+          },
+        }
+      : sizes[size];
   const workers = options.workers ?? 'processes';
   const progress = options.progress ?? ((line: string) => process.stderr.write(`[bench] ${line}\n`));
   const workDir = mkdtempSync(join(tmpdir(), 'homeostat-bench-'));
@@ -134,6 +150,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       workDir,
       runId,
       progress,
+      ...(options.maxPassesInFlight !== undefined ? { maxPassesInFlight: options.maxPassesInFlight } : {}),
       serverPids: Object.fromEntries(
         Object.entries(readState(stack.name)?.processes ?? {}).map(([name, proc]) => [name, proc.pid]),
       ),

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process] [--only NAMES] [--scale-objects N] [--tracing]`: starts a local stack, runs the nine scenarios (or those named)
+ * `npm run bench [-- --size small|full] [--out DIR] [--workers processes|in-process] [--only NAMES] [--scale-objects N] [--scale-rest-seconds N] [--tracing] [--max-passes-in-flight N]`: starts a local stack, runs the nine scenarios (or those named)
  * against homeostat and its baselines, prints the markdown table, writes the results and stops the
  * stack (also on Ctrl-C).
  */
@@ -16,6 +16,8 @@ interface Args {
   only?: ScenarioName[];
   scaleObjects?: number;
   tracing?: boolean;
+  maxPassesInFlight?: number;
+  scaleRestSeconds?: number;
 }
 
 /** `--only a,b`: scenario names, each one of {@link scenarioNames}. */
@@ -36,6 +38,8 @@ function parseArgs(argv: readonly string[]): Args {
   let only: ScenarioName[] | undefined;
   let workers: WorkerPlacement = 'processes';
   let tracing = false;
+  let maxPassesInFlight: number | undefined;
+  let scaleRestSeconds: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -58,10 +62,18 @@ function parseArgs(argv: readonly string[]): Args {
       scaleObjects = Number(value());
       if (!Number.isInteger(scaleObjects) || scaleObjects < 1)
         throw new Error(`--scale-objects must be a positive integer`);
+    } else if (arg.startsWith('--scale-rest-seconds')) {
+      scaleRestSeconds = Number(value());
+      if (!Number.isInteger(scaleRestSeconds) || scaleRestSeconds < 10)
+        throw new Error(`--scale-rest-seconds must be an integer of at least 10`);
+    } else if (arg.startsWith('--max-passes-in-flight')) {
+      maxPassesInFlight = Number(value());
+      if (!Number.isInteger(maxPassesInFlight) || maxPassesInFlight < 0)
+        throw new Error(`--max-passes-in-flight must be 0 (no bound) or a positive integer`);
     } else if (arg === '--tracing') tracing = true;
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}] [--scale-objects N] [--tracing]\n`,
+        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}] [--scale-objects N] [--scale-rest-seconds N] [--tracing] [--max-passes-in-flight N]\n`,
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
@@ -73,6 +85,8 @@ function parseArgs(argv: readonly string[]): Args {
     ...(only ? { only } : {}),
     ...(scaleObjects ? { scaleObjects } : {}),
     ...(tracing ? { tracing } : {}),
+    ...(maxPassesInFlight !== undefined ? { maxPassesInFlight } : {}),
+    ...(scaleRestSeconds !== undefined ? { scaleRestSeconds } : {}),
   };
 }
 
@@ -85,7 +99,9 @@ async function main(): Promise<void> {
     ...(args.only ? { only: args.only } : {}),
     ...(args.out ? { resultsDir: args.out } : {}),
     ...(args.scaleObjects ? { scaleObjects: args.scaleObjects } : {}),
+    ...(args.scaleRestSeconds ? { scaleRestSeconds: args.scaleRestSeconds } : {}),
     ...(args.tracing ? { tracing: true } : {}),
+    ...(args.maxPassesInFlight !== undefined ? { maxPassesInFlight: args.maxPassesInFlight } : {}),
   });
   process.stdout.write(`\n${readFileSync(files.md, 'utf8')}\n`);
   process.stdout.write(

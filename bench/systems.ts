@@ -60,6 +60,8 @@ export interface BenchContext {
   readonly workDir: string;
   /** A name prefix unique to this run. */
   readonly runId: string;
+  /** The bridges' `maxPassesInFlight` when the run sets it (`--max-passes-in-flight`). @default the bridge's default */
+  readonly maxPassesInFlight?: number;
   /** PIDs of the stack's servers by component (`temporal`, `kube-apiserver`, `etcd`), whose CPU the scale scenario reads. */
   readonly serverPids?: Readonly<Record<string, number>>;
   /** Progress lines. */
@@ -212,6 +214,7 @@ export async function startBridge(ctx: BenchContext, namespace: string, taskQueu
     taskQueue,
     log: ctx.log,
     leaderElection: false,
+    ...(ctx.maxPassesInFlight !== undefined ? { maxPassesInFlight: ctx.maxPassesInFlight } : {}),
   });
   bridge.start();
   for (let i = 0; i < 300 && !bridge.ready; i++) await new Promise((r) => setTimeout(r, 50));

@@ -38,6 +38,11 @@ export interface NoisyNeighbourFigures {
    * ({@link changeStages}): median and p99 of each stage over the changes found in history.
    */
   readonly floodStages?: Record<keyof ChangeStages, Summary>;
+  /**
+   * The bridge's pass slots freed over the mode, by reason (`done`, `timeout`, `failed`: see the bridge's
+   * `maxPassesInFlight`); many timeouts mean passes outlasted the hold time and more ran than the limit.
+   */
+  readonly slotReleases?: Readonly<Record<string, number>>;
 }
 
 /** The result of {@link noisyNeighbourScenario}. */
@@ -132,6 +137,7 @@ async function runMode(
     log: ctx.log,
     leaderElection: false,
     ...(mode === 'off' ? { fairnessWeights: false as const } : {}),
+    ...(ctx.maxPassesInFlight !== undefined ? { maxPassesInFlight: ctx.maxPassesInFlight } : {}),
   });
   bridge.start();
   try {
@@ -180,15 +186,19 @@ async function runMode(
       keyof ChangeStages,
       Summary
     >;
+    const slotReleases = Object.fromEntries(
+      (await bridge.metrics.passSlotReleases.get()).values.map((v) => [String(v.labels.reason), v.value]),
+    );
     const result = {
       ...figures,
       p99Ratio: round(figures.flood.p99Ms / Math.max(1, figures.quiet.p99Ms), 2),
       ...(stages.length > 0 ? { floodStages } : {}),
+      slotReleases,
     };
     ctx.progress(
       `noisy neighbour, ${steps} steps, fairness ${mode}: B p99 ${result.quiet.p99Ms} ms quiet, ${result.flood.p99Ms} ms during A's ` +
         `${floodObjects} (${result.p99Ratio}×); A all Ready in ${result.floodSeconds} s; B's stages during the flood ` +
-        `(median ms): ${stageNames.map((k) => `${k} ${floodStages[k].medianMs}`).join(', ')} (${stages.length} of ${during.length} changes in history)`,
+        `(median ms): ${stageNames.map((k) => `${k} ${floodStages[k].medianMs}`).join(', ')} (${stages.length} of ${during.length} changes in history); pass slots freed: ${JSON.stringify(slotReleases)}`,
     );
     return result;
   } finally {
