@@ -55,6 +55,12 @@ export interface NoisyNeighbourResult {
   readonly modes: { readonly on: NoisyNeighbourFigures; readonly off: NoisyNeighbourFigures };
   /** On the local-steps worker (the steps run as local activities: one workflow task per pass). */
   readonly localSteps?: { readonly on: NoisyNeighbourFigures; readonly off: NoisyNeighbourFigures };
+  /**
+   * The floor: A's objects created just the same, but outside the bridge's selector, so nothing
+   * reconciles them (B on the local-steps worker, fairness on). What A's creation alone costs B on this
+   * machine (the API server, etcd, the benchmark's process); `floodSeconds` is then A's creation time.
+   */
+  readonly floor?: NoisyNeighbourFigures;
 }
 
 /** Which worker runs the objects' passes: regular steps (activity tasks) or local steps. */
@@ -116,12 +122,14 @@ async function changeEverySecond(
 
 async function runMode(
   ctx: BenchContext,
-  mode: 'on' | 'off',
+  mode: 'on' | 'off' | 'floor',
   floodObjects: number,
   quietChanges: number,
   steps: Steps,
 ): Promise<NoisyNeighbourFigures> {
   const tag = steps === 'regular' ? mode : `${mode}-local`;
+  /** A's objects: the bridge's selector, or (the floor) a label it does not select. */
+  const labelA = mode === 'floor' ? `${ctx.runId}-${tag}-unreconciled` : `${ctx.runId}-${tag}`;
   const label = `${ctx.runId}-${tag}`;
   const [nsA, nsB] = [`${ctx.runId}-nn-${tag}-a`, `${ctx.runId}-nn-${tag}-b`];
   await createNamespace(ctx.kube, nsA);
@@ -158,11 +166,14 @@ async function runMode(
     const flood = (async () => {
       await forEachLimited(floodObjects, 64, async (i) => {
         const name = `a-${i}`;
-        const ready = watchA.waitReady(name, 1, 1_800_000);
-        ready.catch(() => {});
-        aReady.push(ready);
-        await createLabelled(ctx.kube, nsA, name, label);
+        if (mode !== 'floor') {
+          const ready = watchA.waitReady(name, 1, 1_800_000);
+          ready.catch(() => {});
+          aReady.push(ready);
+        }
+        await createLabelled(ctx.kube, nsA, name, labelA);
       });
+      if (mode === 'floor') aReady.push(Promise.resolve(performance.now()));
       const last = Math.max(...(await Promise.all(aReady)));
       floodDone = true;
       return last;
@@ -208,7 +219,10 @@ async function runMode(
   }
 }
 
-/** Runs the scenario with fairness on, then off: on the regular-steps worker, then on the local-steps one. */
+/**
+ * Runs the scenario with fairness on, then off: on the regular-steps worker, then on the local-steps
+ * one; then the floor (A created, not reconciled).
+ */
 export async function noisyNeighbourScenario(
   ctx: BenchContext,
   floodObjects: number,
@@ -218,5 +232,6 @@ export async function noisyNeighbourScenario(
   const off = await runMode(ctx, 'off', floodObjects, quietChanges, 'regular');
   const localOn = await runMode(ctx, 'on', floodObjects, quietChanges, 'local');
   const localOff = await runMode(ctx, 'off', floodObjects, quietChanges, 'local');
-  return { floodObjects, quietChanges, modes: { on, off }, localSteps: { on: localOn, off: localOff } };
+  const floor = await runMode(ctx, 'floor', floodObjects, quietChanges, 'local');
+  return { floodObjects, quietChanges, modes: { on, off }, localSteps: { on: localOn, off: localOff }, floor };
 }

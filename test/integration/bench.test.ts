@@ -60,11 +60,15 @@ describe('bench: homeostat against its baselines (small size)', () => {
     expect(result.scenarios.storm.systems.controller.passes).toBeGreaterThan(0);
     const noisy = result.scenarios.noisyNeighbour!;
     const local = noisy.localSteps!;
-    for (const figures of [noisy.modes.on, noisy.modes.off, local.on, local.off]) {
+    for (const figures of [noisy.modes.on, noisy.modes.off, local.on, local.off, noisy.floor!]) {
       expect(figures.quiet.n).toBe(result.parameters.noisyQuietChanges);
       expect(figures.flood.n).toBeGreaterThanOrEqual(result.parameters.noisyQuietChanges);
       // B's history held the signal and the pass of at least one change made during the flood.
       expect(figures.floodStages?.passMs.n).toBeGreaterThan(0);
+    }
+    // Every pass the bridge started was seen done: none held its admission slot to the hold time.
+    for (const figures of [noisy.modes.on, local.on]) {
+      expect(figures.slotReleases?.done).toBeGreaterThanOrEqual(result.parameters.noisyFloodObjects);
     }
     // The upgrade: every object moved twice (drift, then wake), with no failed workflow task.
     const moves = result.scenarios.upgrade.moves as {
