@@ -221,7 +221,7 @@ export function markdown(result: BenchResult): string {
               '',
             ]
           : []),
-        'Fairness on: every workflow carries its namespace as Temporal fairness key and the bridge delivers round-robin across namespaces; off: `HOMEOSTAT_FAIRNESS=off`, one first-in, first-out backlog. One bridge for both teams. Floor: A\'s objects created the same way outside the bridge\'s selector, so nothing reconciles them: what A\'s creation alone costs B on this machine (its "A all Ready" is A\'s creation time). Steps "regular": homeostat\'s regular-steps worker (each step an activity task); "local": its local-steps worker (the steps run as local activities inside observe, one workflow task per pass).',
+        'Fairness on: every workflow carries its namespace as Temporal fairness key and the bridge delivers round-robin across namespaces; off: `HOMEOSTAT_FAIRNESS=off`, one first-in, first-out backlog. One bridge for both teams. Floor: A\'s objects created at the pace of the local-steps run with fairness on, outside the bridge\'s selector, so nothing reconciles them: what A\'s creation alone costs B on this machine (its "A all Ready" is A\'s creation time). Steps "regular": homeostat\'s regular-steps worker (each step an activity task); "local": its local-steps worker (the steps run as local activities inside observe, one workflow task per pass).',
         '',
       ].join('\n')
     : '';

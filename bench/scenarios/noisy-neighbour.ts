@@ -31,6 +31,8 @@ export interface NoisyNeighbourFigures {
   readonly flood: Summary;
   /** A's first create → A's last object Ready. */
   readonly floodSeconds: number;
+  /** A's first create → its last create answered (the floor: paced to the local-steps run's). */
+  readonly createSeconds?: number;
   /** flood p99 ÷ quiet p99. */
   readonly p99Ratio: number;
   /**
@@ -56,9 +58,10 @@ export interface NoisyNeighbourResult {
   /** On the local-steps worker (the steps run as local activities: one workflow task per pass). */
   readonly localSteps?: { readonly on: NoisyNeighbourFigures; readonly off: NoisyNeighbourFigures };
   /**
-   * The floor: A's objects created just the same, but outside the bridge's selector, so nothing
-   * reconciles them (B on the local-steps worker, fairness on). What A's creation alone costs B on this
-   * machine (the API server, etcd, the benchmark's process); `floodSeconds` is then A's creation time.
+   * The floor: A's objects created at the pace of the local-steps run with fairness on, but outside the
+   * bridge's selector, so nothing reconciles them (B on the local-steps worker, fairness on). What A's
+   * creation alone costs B on this machine (the API server, etcd, the benchmark's process);
+   * `floodSeconds` is then A's creation time.
    */
   readonly floor?: NoisyNeighbourFigures;
 }
@@ -126,6 +129,8 @@ async function runMode(
   floodObjects: number,
   quietChanges: number,
   steps: Steps,
+  /** Spread A's creates over this long (the floor, paced like a reconciled run); none: as fast as they go. */
+  paceSeconds?: number,
 ): Promise<NoisyNeighbourFigures> {
   const tag = steps === 'regular' ? mode : `${mode}-local`;
   /** A's objects: the bridge's selector, or (the floor) a label it does not select. */
@@ -163,9 +168,11 @@ async function runMode(
     let floodDone = false;
     const t0 = performance.now();
     const aReady: Promise<number>[] = [];
+    let created = t0;
     const flood = (async () => {
       await forEachLimited(floodObjects, 64, async (i) => {
         const name = `a-${i}`;
+        if (paceSeconds !== undefined) await sleep(t0 + (i * paceSeconds * 1000) / floodObjects - performance.now());
         if (mode !== 'floor') {
           const ready = watchA.waitReady(name, 1, 1_800_000);
           ready.catch(() => {});
@@ -173,6 +180,7 @@ async function runMode(
         }
         await createLabelled(ctx.kube, nsA, name, labelA);
       });
+      created = performance.now();
       if (mode === 'floor') aReady.push(Promise.resolve(performance.now()));
       const last = Math.max(...(await Promise.all(aReady)));
       floodDone = true;
@@ -192,6 +200,7 @@ async function runMode(
       quiet: summarize(quiet.map((c) => c.ms)),
       flood: summarize(during.map((c) => c.ms)),
       floodSeconds: round((lastA - t0) / 1000, 1),
+      createSeconds: round((created - t0) / 1000, 1),
     };
     const floodStages = Object.fromEntries(stageNames.map((k) => [k, summarize(stages.map((st) => st[k]))])) as Record<
       keyof ChangeStages,
@@ -232,6 +241,8 @@ export async function noisyNeighbourScenario(
   const off = await runMode(ctx, 'off', floodObjects, quietChanges, 'regular');
   const localOn = await runMode(ctx, 'on', floodObjects, quietChanges, 'local');
   const localOff = await runMode(ctx, 'off', floodObjects, quietChanges, 'local');
-  const floor = await runMode(ctx, 'floor', floodObjects, quietChanges, 'local');
+  // A's creates at the pace they went in the local-steps run with fairness on (the API server shared
+  // with reconciling A made them slower there): the load of creating alone, at the same rate.
+  const floor = await runMode(ctx, 'floor', floodObjects, quietChanges, 'local', localOn.createSeconds);
   return { floodObjects, quietChanges, modes: { on, off }, localSteps: { on: localOn, off: localOff }, floor };
 }
