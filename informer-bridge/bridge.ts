@@ -265,6 +265,8 @@ export class Bridge {
     await Promise.all(this.reflectors.map((r) => r.reflector.stop()));
     const flushed = this.leading ? await this.queue.drain(flushTimeoutMs) : this.queue.dirtyKeys === 0;
     this.queue.pause();
+    this.queue.dropSlots(); // their hold timers would keep the process alive for nothing
+    this.metrics.passesInFlight.set(0);
     // An audit still listing or starting workflows ends at its next step (it checks `stopping`); wait
     // for it, so that no Temporal call is in flight when the caller closes the connection (a call the
     // client retries after that throws from a timer, out of anyone's reach). The wait is bounded: a

@@ -65,6 +65,11 @@ export class FairReadySet {
     if (g.keys.size > 0) this.enqueue(g);
   }
 
+  /** Unblocks every blocked group. */
+  unblockAll(): void {
+    for (const g of this.groups.values()) if (g.blocked) this.unblock(g.name);
+  }
+
   private newGroup(group: string): Group {
     const g: Group = { name: group, keys: new Set(), pass: this.virtualTime, seq: 0, at: -1, blocked: false };
     this.groups.set(group, g);

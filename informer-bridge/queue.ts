@@ -180,6 +180,27 @@ export class CoalescingQueue<T> {
     this.opts.onAdmitted?.(key);
   }
 
+  /**
+   * Frees every held slot without reporting it (a stopping bridge: no pass it started is waited for any
+   * more, and no hold timer keeps the process alive).
+   * @returns how many were freed
+   */
+  dropSlots(): number {
+    let n = 0;
+    for (const [key, entry] of this.entries) {
+      if (!entry.slot) continue;
+      entry.slotTimer?.();
+      entry.slotTimer = undefined;
+      entry.slot = false;
+      n++;
+      this.forgetIfIdle(key, entry);
+    }
+    this.slots = 0;
+    this.groupSlots.clear();
+    for (const set of this.ready) set.unblockAll();
+    return n;
+  }
+
   private freeSlot(key: string, entry: Entry<T>, why: SlotRelease): void {
     entry.slotTimer?.();
     entry.slotTimer = undefined;

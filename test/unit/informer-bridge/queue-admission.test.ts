@@ -185,6 +185,20 @@ describe('admission: passes in flight at most', () => {
     expect(calls.map((c) => c.key)).toEqual(['team-a/o0', 'team-b/o0', 'team-a/o1']); // the change before the resync
   });
 
+  it('given a stopping bridge, dropSlots frees every slot and cancels their hold timers, reporting none', async () => {
+    const { q, clock, calls, released } = queue(4, () => true, 5_000, 2);
+    for (let i = 0; i < 3; i++) q.add(`team-a/o${i}`, 'x');
+    q.add('team-b/o0', 'x');
+    await settleAll(calls);
+    expect(q.slotsHeld).toBe(3);
+    q.pause();
+    expect(q.dropSlots()).toBe(3);
+    expect(q.slotsHeld).toBe(0);
+    await clock.advance(10_000);
+    expect(released).toEqual([]); // no timer fired
+    expect(q.holding('team-a/o0')).toBe(false);
+  });
+
   it('given a drain (graceful stop), held slots do not keep it waiting', async () => {
     const { q, calls } = queue(2);
     q.add('team-a/o0', 'x');
