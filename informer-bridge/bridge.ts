@@ -413,9 +413,8 @@ export class Bridge {
    */
   private startsPass(req: ReconcileRequest): boolean {
     if (req.reason === 'deleted') return false;
-    const cached = this.cacheOf(req.ref.group, req.ref.kind)?.get(
-      req.ref.namespace ? `${req.ref.namespace}/${req.ref.name}` : req.ref.name,
-    );
+    const { namespace, name } = req.ref;
+    const cached = this.cacheOf(req.ref.group, req.ref.kind)?.get(objectKey({ metadata: { namespace, name } }));
     return cached !== undefined && isBehind(cached);
   }
 
