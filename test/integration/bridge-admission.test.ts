@@ -9,7 +9,7 @@
  */
 import pino from 'pino';
 import { Bridge, type WatchedResource } from '../../informer-bridge';
-import { randomSuffix, useStack } from '../support/harness';
+import { createTestNamespace, randomSuffix, useStack } from '../support/harness';
 import { createWidgetCrd, startRecorder, waitFor, Widgets, workflowExists } from '../support/bridge';
 
 jest.setTimeout(240_000);
@@ -29,11 +29,7 @@ describe('informer bridge: passes in flight at most', () => {
     t.defer(() => recorder.stop());
   });
 
-  async function newNamespace(prefix: string): Promise<string> {
-    const name = `${prefix}-${randomSuffix()}`;
-    await t.core.createNamespace({ body: { metadata: { name, labels: { 'homeostat.dev/test': 'true' } } } });
-    return name;
-  }
+  const newNamespace = (prefix: string): Promise<string> => createTestNamespace(t.core, prefix);
 
   function startBridge(shard: string, limit: number, passHoldMs: number, perNamespace?: number): Bridge {
     const bridge = new Bridge({

@@ -9,7 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import pino from 'pino';
 import { Bridge, type WatchedResource } from '../../informer-bridge';
 import { workflowIdFor } from '../../core/definitions';
-import { randomSuffix, useStack } from '../support/harness';
+import { createTestNamespace, randomSuffix, useStack } from '../support/harness';
 import { createWidgetCrd, startRecorder, waitFor, Widgets } from '../support/bridge';
 
 jest.setTimeout(240_000);
@@ -30,11 +30,7 @@ describe('informer bridge: fair delivery across namespaces', () => {
     t.defer(() => recorder.stop());
   });
 
-  async function newNamespace(prefix: string): Promise<string> {
-    const name = `${prefix}-${randomSuffix()}`;
-    await t.core.createNamespace({ body: { metadata: { name, labels: { 'homeostat.dev/test': 'true' } } } });
-    return name;
-  }
+  const newNamespace = (prefix: string): Promise<string> => createTestNamespace(t.core, prefix);
 
   /** When an object's workflow started (its first signal's delivery), in nanoseconds. */
   async function startedAt(workflowId: string): Promise<bigint> {

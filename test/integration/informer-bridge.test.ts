@@ -13,7 +13,7 @@ import {
   staticSummaryFor,
   workflowIdFor,
 } from '../../core/definitions';
-import { randomSuffix, useStack } from '../support/harness';
+import { createTestNamespace, randomSuffix, useStack } from '../support/harness';
 import {
   createWidgetCrd,
   ownedConfigMaps,
@@ -45,11 +45,7 @@ describe('informer bridge: watch events become Temporal signals', () => {
     await recorder?.stop();
   });
 
-  async function newNamespace(): Promise<string> {
-    const name = `t-${randomSuffix()}`;
-    await t.core.createNamespace({ body: { metadata: { name, labels: { 'homeostat.dev/test': 'true' } } } });
-    return name;
-  }
+  const newNamespace = (): Promise<string> => createTestNamespace(t.core);
 
   function inProcessBridge(namespace: string, resources: WatchedResource[], watchTimeoutSeconds = 30): Bridge {
     return new Bridge({

@@ -37,6 +37,16 @@ export function randomSuffix(bytes = 4): string {
   return randomBytes(bytes).toString('hex');
 }
 
+/**
+ * Creates a namespace `<prefix>-<random>` labelled as a test's (`homeostat.dev/test: true`).
+ * @returns its name
+ */
+export async function createTestNamespace(core: k8s.CoreV1Api, prefix = 't'): Promise<string> {
+  const name = `${prefix}-${randomSuffix()}`;
+  await core.createNamespace({ body: { metadata: { name, labels: { 'homeostat.dev/test': 'true' } } } });
+  return name;
+}
+
 /** Attaches to the run's stack in beforeAll and cleans up in afterAll. Read the result inside tests. */
 export function useStack(): TestStack {
   const ctx = {} as { -readonly [K in keyof TestStack]: TestStack[K] };
