@@ -4,7 +4,8 @@
  * by type, in order; `stop` asks it to exit and kills it after 10 s.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { repoRoot } from '../../devstack/paths';
 
 /** A running child process of the benchmark. */
@@ -16,11 +17,28 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/**
+ * `HOMEOSTAT_BENCH_CPU_PROFILE_DIR`: the scale scenario's worker children (system `homeostatDrift`)
+ * run with V8's CPU profiler (`--cpu-prof`), one `.cpuprofile` per thread (the main thread and the
+ * workflow thread) written to that folder when the child exits normally (not when SIGKILLed), with a
+ * copy of the workflow bundle its workflow thread ran, so `bench/profile-summary.ts` can name the
+ * bundle's modules. `HOMEOSTAT_BENCH_CPU_PROFILE_INTERVAL_US`: the sampling interval (default 1000).
+ */
+function profileArgs(script: string, options: object): string[] {
+  const dir = process.env.HOMEOSTAT_BENCH_CPU_PROFILE_DIR;
+  const opts = options as { system?: string; bundlePath?: string };
+  if (!dir || script !== 'worker-child.ts' || opts.system !== 'homeostatDrift') return [];
+  mkdirSync(dir, { recursive: true });
+  if (opts.bundlePath) copyFileSync(opts.bundlePath, join(dir, basename(opts.bundlePath)));
+  const interval = process.env.HOMEOSTAT_BENCH_CPU_PROFILE_INTERVAL_US;
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])];
+}
+
 /** Forks `script` (a file in bench/children) with its options as JSON in the first argument. */
 export function spawnChild(script: string, options: object): Child {
   const proc = fork(join(__dirname, script), [JSON.stringify(options)], {
     cwd: repoRoot,
-    execArgv: ['--import', 'tsx', '--expose-gc'],
+    execArgv: ['--import', 'tsx', '--expose-gc', ...profileArgs(script, options)],
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';

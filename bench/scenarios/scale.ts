@@ -270,9 +270,14 @@ async function restWindow(
   const mark = ids.length ? await markHistories(ctx, ids) : undefined;
   const before = cpuNow(pids);
   const t0 = performance.now();
+  const fromUs = process.hrtime.bigint() / 1000n;
   await sleep(seconds * 1000);
   const after = cpuNow(pids);
   const elapsed = (performance.now() - t0) / 1000;
+  if (process.env.HOMEOSTAT_BENCH_CPU_PROFILE_DIR) {
+    // The window on the clock of V8's CPU profiles (CLOCK_MONOTONIC, µs), to cut it out of a profile.
+    ctx.progress(`scale: CPU window ${fromUs}..${process.hrtime.bigint() / 1000n} µs monotonic`);
+  }
   const history = mark ? await spentSince(ctx, mark) : { events: 0, actions: 0, passes: 0, checks: 0, signals: 0 };
   const cpu: Record<string, ProcessCpu> = {};
   for (const name of Object.keys(pids)) {
