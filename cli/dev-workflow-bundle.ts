@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync,
 import { join, relative } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { cacheDir, repoRoot } from '../devstack/paths';
-import { packagedWorkflowBundle, workflowInterceptorModules } from '../workers/create-worker';
+import { packagedWorkflowBundle } from '../workers/create-worker';
+import { workflowBundleOptions } from '../workers/workflow-bundle-options';
 
 const seconds = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)}s`;
 
@@ -31,13 +32,13 @@ export async function devWorkflowBundle(say: (line: string) => void): Promise<st
     hash.update(relative(repoRoot, file)).update(readFileSync(file));
   }
   hash.update(readFileSync(join(repoRoot, 'package-lock.json')));
+  hash.update(readFileSync(join(repoRoot, 'workers', 'workflow-bundle-options.ts'))); // how it is bundled
   const path = join(cacheDir(), 'workflow-bundles', `${hash.digest('hex').slice(0, 16)}.js`);
   if (existsSync(path)) return path;
   const started = Date.now();
   say('  bundling the workflow code (cached afterwards)…');
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../workflows'),
-    workflowInterceptorModules: [...workflowInterceptorModules],
+    ...workflowBundleOptions(require.resolve('../workflows')),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
   });
   mkdirSync(join(path, '..'), { recursive: true });

@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowInterceptorModules } from '../workers/create-worker';
+import { workflowBundleOptions } from '../workers/workflow-bundle-options';
 
 const inlineMap = /\/\/# sourceMappingURL=data:application\/json;charset=utf-8;base64,(\S+)\s*$/;
 
@@ -26,10 +26,7 @@ async function main(): Promise<void> {
   const root = join(__dirname, '..');
   const out = join(root, 'dist', 'workflow-bundle.js');
   const started = Date.now();
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../workflows'),
-    workflowInterceptorModules: [...workflowInterceptorModules],
-  });
+  const bundle = await bundleWorkflowCode(workflowBundleOptions(require.resolve('../workflows')));
   const code = withRelativeSources(bundle.code, root);
   mkdirSync(join(out, '..'), { recursive: true });
   writeFileSync(out, code);

@@ -25,19 +25,15 @@ import { assertOperator, type Operator } from '../core/operator';
 import { deploymentVersionString, resolveDeploymentVersion } from './deployment-version';
 import { establishVersionRouting } from './first-version';
 import { PinoTemporalLogger } from './logger';
+import { workflowBundleOptions } from './workflow-bundle-options';
+
+export { workflowInterceptorModules } from './workflow-bundle-options';
 import { activityTracing, tracingSinks } from './tracing';
 import { controllerRuntimeReconcileTimeBuckets, reconcileTimeBuckets } from './metrics';
 import { exportReconcileSeries } from './reconcile-metric-series';
 
 /** The workflow entry module: the generic object workflow, which serves every operator. */
 export const defaultWorkflowsPath = require.resolve('../workflows');
-
-/**
- * The workflow interceptor modules of every bundle of homeostat's workflows (`bundleWorkflowCode`'s
- * `workflowInterceptorModules`): the pass trace's (`workflows/pass-trace.ts`; deterministic, and a
- * no-op for requests that carry no trace context).
- */
-export const workflowInterceptorModules: readonly string[] = [require.resolve('../workflows/pass-trace')];
 
 let runtimeInstalled = false;
 
@@ -113,8 +109,7 @@ export function bundleObjectWorkflows(
   let bundle = bundles.get(workflowsPath);
   if (!bundle) {
     bundle = bundleWorkflowCode({
-      workflowsPath,
-      workflowInterceptorModules: [...workflowInterceptorModules],
+      ...workflowBundleOptions(workflowsPath),
       ...(logger ? { logger: new PinoTemporalLogger(logger.child({ component: 'bundler' })) } : {}),
     }).then((b) => ({ code: b.code }));
     bundles.set(workflowsPath, bundle);

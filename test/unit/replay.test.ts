@@ -9,7 +9,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, Worker, type ReplayResult } from '@temporalio/worker';
-import { workflowInterceptorModules } from '../../workers/create-worker';
+import { workflowBundleOptions } from '../../workers/workflow-bundle-options';
 import { historiesRoot, homeostatVersion, readHistory } from '../support/histories';
 
 const dir = historiesRoot;
@@ -32,10 +32,8 @@ function histories() {
 
 async function replay(workflowsPath: string): Promise<Record<string, ReplayResult>> {
   // With the worker's interceptor modules: the pass trace's must replay every history too.
-  const { code } = await bundleWorkflowCode({
-    workflowsPath,
-    workflowInterceptorModules: [...workflowInterceptorModules],
-  });
+  // Bundled as every worker bundles it (shared modules included), so replay proves what runs.
+  const { code } = await bundleWorkflowCode(workflowBundleOptions(workflowsPath));
   const results: Record<string, ReplayResult> = {};
   for await (const result of Worker.runReplayHistories({ workflowBundle: { code } }, histories())) {
     results[result.workflowId] = result;
