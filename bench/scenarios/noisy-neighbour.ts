@@ -3,15 +3,15 @@
  * object every second; B's change → Ready during A's flood against B's without it, with fairness on
  * (the bridge's default: every workflow carries its namespace as fairness key, the bridge's queue is
  * fair across namespaces) and off (`HOMEOSTAT_FAIRNESS=off`: one first-in, first-out backlog). One
- * bridge serves both teams (selected by a label of the scenario). Each mode runs twice: on homeostat's
+ * bridge serves both teams (selected by a label of the scenario), in a process of its own as deployed,
+ * so A's creates and the Ready watches in the benchmark's process do not delay its signals. Each mode runs twice: on homeostat's
  * regular-steps worker (each step an activity task, each pass several workflow tasks, so a flood backs
  * up both workflow and activity tasks on its task queue, and the worker's sticky queue, which Temporal
  * does not make fair) and on its local-steps worker (the steps run as local activities inside observe:
  * one workflow task per pass).
  */
 import { performance } from 'node:perf_hooks';
-import { Bridge } from '../../informer-bridge';
-import { watchedResourcesFor } from '../../informer-bridge/operator-resources';
+import { bridgeMetrics, spawnBridgeProcess } from '../children/bridge-process';
 import { type BenchObjectBody, createNamespace, forEachLimited, type Kube, patchSpec, ReadyWatch } from '../objects';
 import { benchPlan } from '../reconciler';
 import { workflowIdFor } from '../../core/definitions';
@@ -141,20 +141,20 @@ async function runMode(
   await createNamespace(ctx.kube, nsB);
   const [watchA, watchB] = [new ReadyWatch(ctx.kube, nsA), new ReadyWatch(ctx.kube, nsB)];
   await Promise.all([watchA.start(), watchB.start()]);
-  const bridge = new Bridge({
-    kc: ctx.kube.kc,
-    resources: await watchedResourcesFor({ reconcilers: [{ plan: benchPlan }] }, ctx.kube.kc),
-    labelSelector: `bench.homeostat.dev/noisy=${label}`,
-    client: ctx.temporal,
+  // The bridge in a process of its own, as deployed: A's creates and the Ready watches of this process
+  // do not share its event loop.
+  const bridge = spawnBridgeProcess({
+    kubeconfig: ctx.kubeconfig,
+    temporalAddress: ctx.temporalAddress,
+    temporalNamespace: ctx.temporalNamespace,
     taskQueue: steps === 'regular' ? ctx.homeostatRegularQueue : ctx.homeostatQueue,
-    log: ctx.log,
-    leaderElection: false,
-    ...(mode === 'off' ? { fairnessWeights: false as const } : {}),
+    labelSelector: `bench.homeostat.dev/noisy=${label}`,
+    plan: 'bench',
+    ...(mode === 'off' ? { fairness: false as const } : {}),
     ...(ctx.maxPassesInFlight !== undefined ? { maxPassesInFlight: ctx.maxPassesInFlight } : {}),
   });
-  bridge.start();
   try {
-    for (let i = 0; i < 600 && !bridge.ready; i++) await sleep(50);
+    await bridge.next('ready', 120_000);
     const b = 'b-0';
     const bReady = watchB.waitReady(b, 1, 300_000);
     await createLabelled(ctx.kube, nsB, b, label);
@@ -206,9 +206,7 @@ async function runMode(
       keyof ChangeStages,
       Summary
     >;
-    const slotReleases = Object.fromEntries(
-      (await bridge.metrics.passSlotReleases.get()).values.map((v) => [String(v.labels.reason), v.value]),
-    );
+    const { slotReleases } = await bridgeMetrics(bridge);
     const result = {
       ...figures,
       p99Ratio: round(figures.flood.p99Ms / Math.max(1, figures.quiet.p99Ms), 2),
@@ -222,7 +220,7 @@ async function runMode(
     );
     return result;
   } finally {
-    await bridge.stop(5_000);
+    await bridge.stop();
     watchA.stop();
     watchB.stop();
   }

@@ -24,7 +24,7 @@ import { temporal } from '@temporalio/proto';
 import { workflowIdFor } from '../../core/definitions';
 import { driftCheckAnnotation, durationMs } from '../../core/plan';
 import { type Child, spawnChild } from '../children/spawn';
-import type { ScaleBridgeChildOptions, ScaleBridgeMetrics } from '../children/scale-bridge-child';
+import { bridgeMetrics, spawnBridgeProcess } from '../children/bridge-process';
 import type { WorkerChildOptions } from '../children/worker-child';
 import { InProcessController } from '../controller';
 import { historyCost } from '../history-cost';
@@ -319,18 +319,13 @@ function startHomeostat(
     maxCachedWorkflows: objects,
     identity: `bench-scale-worker-${randomBytes(2).toString('hex')}`,
   } satisfies WorkerChildOptions);
-  const bridge = spawnChild('scale-bridge-child.ts', {
+  const bridge = spawnBridgeProcess({
     kubeconfig: ctx.kubeconfig,
     ...temporalOptions,
     taskQueue,
     labelSelector,
-  } satisfies ScaleBridgeChildOptions);
+  });
   return { worker, bridge };
-}
-
-async function bridgeMetrics(bridge: Child): Promise<ScaleBridgeMetrics> {
-  bridge.proc.send({ type: 'metrics' });
-  return (await bridge.next('metrics', 60_000)) as unknown as ScaleBridgeMetrics;
 }
 
 async function killed(child: Child): Promise<void> {
