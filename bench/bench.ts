@@ -19,7 +19,7 @@ import { burstScenario } from './scenarios/burst';
 import { costScenario } from './scenarios/cost';
 import { latencyScenario } from './scenarios/latency';
 import { memoryScenario } from './scenarios/memory';
-import { noisyNeighbourScenario } from './scenarios/noisy-neighbour';
+import { noisyNeighbourScenario, type NoisySteps } from './scenarios/noisy-neighbour';
 import { scaleScenario } from './scenarios/scale';
 import { stormScenario } from './scenarios/storm';
 import { upgradeScenario } from './scenarios/upgrade';
@@ -69,6 +69,8 @@ export interface RunBenchOptions {
   readonly tracing?: boolean;
   /** The bridges' `maxPassesInFlight` (0: no bound), to compare admission settings. @default the bridge's default */
   readonly maxPassesInFlight?: number;
+  /** The noisy neighbour's workers: regular steps, local steps or both. @default both */
+  readonly noisySteps?: readonly NoisySteps[];
 }
 
 /** What {@link runBench} returns: the result and the files it wrote. */
@@ -177,6 +179,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
         ctx,
         parameters.noisyFloodObjects,
         parameters.noisyQuietChanges,
+        options.noisySteps,
       );
     }
     if (wanted('upgrade')) {

@@ -186,7 +186,9 @@ export function markdown(result: BenchResult): string {
   const noisy = result.scenarios.noisyNeighbour;
   const noisyRows = noisy
     ? [
-        ...(['on', 'off'] as const).map((mode) => ({ steps: 'regular', mode, f: noisy.modes[mode] })),
+        ...(noisy.modes
+          ? (['on', 'off'] as const).map((mode) => ({ steps: 'regular', mode, f: noisy.modes![mode] }))
+          : []),
         ...(noisy.localSteps
           ? (['on', 'off'] as const).map((mode) => ({ steps: 'local', mode, f: noisy.localSteps![mode] }))
           : []),
@@ -221,7 +223,7 @@ export function markdown(result: BenchResult): string {
               '',
             ]
           : []),
-        'Fairness on: every workflow carries its namespace as Temporal fairness key and the bridge delivers round-robin across namespaces; off: `HOMEOSTAT_FAIRNESS=off`, one first-in, first-out backlog. One bridge for both teams. Floor: A\'s objects created at the pace of the local-steps run with fairness on, outside the bridge\'s selector, so nothing reconciles them: what A\'s creation alone costs B on this machine (its "A all Ready" is A\'s creation time). Steps "regular": homeostat\'s regular-steps worker (each step an activity task); "local": its local-steps worker (the steps run as local activities inside observe, one workflow task per pass).',
+        'Fairness on: every workflow carries its namespace as Temporal fairness key and the bridge delivers round-robin across namespaces; off: `HOMEOSTAT_FAIRNESS=off`, one first-in, first-out backlog. One bridge for both teams, in a process of its own. Floor: A\'s objects created at the pace of the local-steps run with fairness on, outside the bridge\'s selector, so nothing reconciles them: what A\'s creation alone costs B on this machine (its "A all Ready" is A\'s creation time). Steps "regular": homeostat\'s regular-steps worker (each step an activity task); "local": its local-steps worker (the steps run as local activities inside observe, one workflow task per pass).',
         '',
       ].join('\n')
     : '';
@@ -235,7 +237,7 @@ export function markdown(result: BenchResult): string {
     `- versions: Node ${v.node}, Temporal SDK ${v.temporalSdk}, Temporal dev server ${v.temporalCli} (server ${v.temporalServer}, SQLite), Kubernetes ${v.kubernetes}, etcd ${v.etcd}, @kubernetes/client-node ${v.kubernetesClientNode}`,
     `- all systems ran on one local stack (\`devstack\`), one after the other; ${
       (result.workers ?? 'in-process') === 'processes'
-        ? 'each Temporal worker in a process of its own (as deployed), the bridges, signals, controllers and Ready watches in the benchmark’s process'
+        ? 'each Temporal worker in a process of its own (as deployed), and the noisy-neighbour and scale scenarios’ bridges; the other bridges, signals, controllers and Ready watches in the benchmark’s process'
         : 'the Temporal workers, bridges, signals, controllers and Ready watches all in one process'
     }; every time is observed through a watch`,
     ...(result.tracing

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { runBench } from './bench';
 import { type ScenarioName, scenarioNames } from './report';
 import type { SizeName } from './sizes';
+import type { NoisySteps } from './scenarios/noisy-neighbour';
 import type { WorkerPlacement } from './systems';
 
 interface Args {
@@ -18,6 +19,7 @@ interface Args {
   tracing?: boolean;
   maxPassesInFlight?: number;
   scaleRestSeconds?: number;
+  noisySteps?: NoisySteps[];
 }
 
 /** `--only a,b`: scenario names, each one of {@link scenarioNames}. */
@@ -40,6 +42,7 @@ function parseArgs(argv: readonly string[]): Args {
   let tracing = false;
   let maxPassesInFlight: number | undefined;
   let scaleRestSeconds: number | undefined;
+  let noisySteps: NoisySteps[] | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = (): string => {
@@ -70,10 +73,15 @@ function parseArgs(argv: readonly string[]): Args {
       maxPassesInFlight = Number(value());
       if (!Number.isInteger(maxPassesInFlight) || maxPassesInFlight < 0)
         throw new Error(`--max-passes-in-flight must be 0 (no bound) or a positive integer`);
+    } else if (arg.startsWith('--noisy-steps')) {
+      const v = value();
+      if (v !== 'regular' && v !== 'local' && v !== 'both')
+        throw new Error(`--noisy-steps must be regular, local or both, not ${v}`);
+      noisySteps = v === 'both' ? ['regular', 'local'] : [v];
     } else if (arg === '--tracing') tracing = true;
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}] [--scale-objects N] [--scale-rest-seconds N] [--tracing] [--max-passes-in-flight N]\n`,
+        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}] [--scale-objects N] [--scale-rest-seconds N] [--tracing] [--max-passes-in-flight N] [--noisy-steps regular|local|both]\n`,
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
@@ -87,6 +95,7 @@ function parseArgs(argv: readonly string[]): Args {
     ...(tracing ? { tracing } : {}),
     ...(maxPassesInFlight !== undefined ? { maxPassesInFlight } : {}),
     ...(scaleRestSeconds !== undefined ? { scaleRestSeconds } : {}),
+    ...(noisySteps ? { noisySteps } : {}),
   };
 }
 
@@ -102,6 +111,7 @@ async function main(): Promise<void> {
     ...(args.scaleRestSeconds ? { scaleRestSeconds: args.scaleRestSeconds } : {}),
     ...(args.tracing ? { tracing: true } : {}),
     ...(args.maxPassesInFlight !== undefined ? { maxPassesInFlight: args.maxPassesInFlight } : {}),
+    ...(args.noisySteps ? { noisySteps: args.noisySteps } : {}),
   });
   process.stdout.write(`\n${readFileSync(files.md, 'utf8')}\n`);
   process.stdout.write(

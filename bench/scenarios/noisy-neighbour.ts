@@ -53,8 +53,8 @@ export interface NoisyNeighbourResult {
   readonly floodObjects: number;
   /** B's changes measured with A quiet (as many again during the flood, at least). */
   readonly quietChanges: number;
-  /** On the regular-steps worker (each step an activity task). */
-  readonly modes: { readonly on: NoisyNeighbourFigures; readonly off: NoisyNeighbourFigures };
+  /** On the regular-steps worker (each step an activity task); absent when the run asked for local steps only. */
+  readonly modes?: { readonly on: NoisyNeighbourFigures; readonly off: NoisyNeighbourFigures };
   /** On the local-steps worker (the steps run as local activities: one workflow task per pass). */
   readonly localSteps?: { readonly on: NoisyNeighbourFigures; readonly off: NoisyNeighbourFigures };
   /**
@@ -67,7 +67,8 @@ export interface NoisyNeighbourResult {
 }
 
 /** Which worker runs the objects' passes: regular steps (activity tasks) or local steps. */
-type Steps = 'regular' | 'local';
+export type NoisySteps = 'regular' | 'local';
+type Steps = NoisySteps;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -227,20 +228,32 @@ async function runMode(
 }
 
 /**
- * Runs the scenario with fairness on, then off: on the regular-steps worker, then on the local-steps
- * one; then the floor (A created, not reconciled).
+ * Runs the scenario with fairness on, then off: on the regular-steps worker (unless `steps` leaves it
+ * out), then on the local-steps one; then the floor (A created, not reconciled).
  */
 export async function noisyNeighbourScenario(
   ctx: BenchContext,
   floodObjects: number,
   quietChanges: number,
+  steps: readonly NoisySteps[] = ['regular', 'local'],
 ): Promise<NoisyNeighbourResult> {
-  const on = await runMode(ctx, 'on', floodObjects, quietChanges, 'regular');
-  const off = await runMode(ctx, 'off', floodObjects, quietChanges, 'regular');
+  const modes = steps.includes('regular')
+    ? {
+        on: await runMode(ctx, 'on', floodObjects, quietChanges, 'regular'),
+        off: await runMode(ctx, 'off', floodObjects, quietChanges, 'regular'),
+      }
+    : undefined;
+  if (!steps.includes('local')) return { floodObjects, quietChanges, ...(modes ? { modes } : {}) };
   const localOn = await runMode(ctx, 'on', floodObjects, quietChanges, 'local');
   const localOff = await runMode(ctx, 'off', floodObjects, quietChanges, 'local');
   // A's creates at the pace they went in the local-steps run with fairness on (the API server shared
   // with reconciling A made them slower there): the load of creating alone, at the same rate.
   const floor = await runMode(ctx, 'floor', floodObjects, quietChanges, 'local', localOn.createSeconds);
-  return { floodObjects, quietChanges, modes: { on, off }, localSteps: { on: localOn, off: localOff }, floor };
+  return {
+    floodObjects,
+    quietChanges,
+    ...(modes ? { modes } : {}),
+    localSteps: { on: localOn, off: localOff },
+    floor,
+  };
 }
