@@ -81,7 +81,9 @@ describe('alerting rules under induced faults', () => {
 
   /** Starts `homeostat worker` for the counter operator and waits until it polls (`/readyz`). */
   async function startWorker(port: number, env: Record<string, string>): Promise<void> {
-    const child = spawn(process.execPath, [require.resolve('tsx/cli'), cli, 'worker'], {
+    // The worker is this child itself (tsx as a loader, not tsx's CLI, which runs it in a grandchild):
+    // afterAll's SIGKILL must end it, not orphan it (an orphaned worker outlived a CI run).
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'worker'], {
       env: { ...process.env, ...env, KUBECONFIG: t.endpoints.kubeconfig, HOMEOSTAT_WORKER_PORT: String(port) },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
