@@ -69,6 +69,8 @@ export interface RunBenchOptions {
   readonly tracing?: boolean;
   /** The bridges' `maxPassesInFlight` (0: no bound), to compare admission settings. @default the bridge's default */
   readonly maxPassesInFlight?: number;
+  /** The noisy neighbour's bridge share per namespace (`maxPassesInFlightPerNamespace`). @default the bridge's default */
+  readonly maxPassesInFlightPerNamespace?: number;
   /** The noisy neighbour's workers: regular steps, local steps or both. @default both */
   readonly noisySteps?: readonly NoisySteps[];
 }
@@ -153,6 +155,9 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       runId,
       progress,
       ...(options.maxPassesInFlight !== undefined ? { maxPassesInFlight: options.maxPassesInFlight } : {}),
+      ...(options.maxPassesInFlightPerNamespace !== undefined
+        ? { maxPassesInFlightPerNamespace: options.maxPassesInFlightPerNamespace }
+        : {}),
       serverPids: Object.fromEntries(
         Object.entries(readState(stack.name)?.processes ?? {}).map(([name, proc]) => [name, proc.pid]),
       ),
@@ -195,6 +200,16 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       durationSeconds: Math.round((performance.now() - t0) / 1000),
       scenarios,
       ...(options.only ? { only: options.only } : {}),
+      ...(options.maxPassesInFlight !== undefined || options.maxPassesInFlightPerNamespace !== undefined
+        ? {
+            admission: {
+              ...(options.maxPassesInFlight !== undefined ? { maxPassesInFlight: options.maxPassesInFlight } : {}),
+              ...(options.maxPassesInFlightPerNamespace !== undefined
+                ? { maxPassesInFlightPerNamespace: options.maxPassesInFlightPerNamespace }
+                : {}),
+            },
+          }
+        : {}),
       ...(tracing ? { tracing: { services: await tracing.services() } } : {}),
     };
     const files = writeResults(result, options.resultsDir ?? join(__dirname, 'results'));

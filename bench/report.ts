@@ -22,6 +22,8 @@ export interface BenchResult {
   readonly parameters: BenchSize;
   /** Where the Temporal workers ran (results before it was recorded: in process). */
   readonly workers?: WorkerPlacement;
+  /** The bridges' admission limits when the run set them (`--max-passes-in-flight…`); absent: the bridge's defaults. */
+  readonly admission?: { readonly maxPassesInFlight?: number; readonly maxPassesInFlightPerNamespace?: number };
   readonly environment: Environment;
   /** Wall-clock time of the scenarios (stack start and bundling not included). */
   readonly durationSeconds: number;
@@ -234,6 +236,11 @@ export function markdown(result: BenchResult): string {
     '',
     `- date: ${env.date}, commit ${env.gitCommit}, scenarios took ${Math.round(result.durationSeconds)} s`,
     `- machine: ${m.cpuModel}, ${m.cores} cores, ${m.memGiB} GiB, ${m.os}; load average at start ${m.loadAverageAtStart.join(' / ')} (shared machine: timings are noisy)`,
+    ...(result.admission
+      ? [
+          `- bridge admission set for this run: ${result.admission.maxPassesInFlight ?? 'default'} passes in flight, ${result.admission.maxPassesInFlightPerNamespace ?? 'default'} per namespace`,
+        ]
+      : []),
     `- versions: Node ${v.node}, Temporal SDK ${v.temporalSdk}, Temporal dev server ${v.temporalCli} (server ${v.temporalServer}, SQLite), Kubernetes ${v.kubernetes}, etcd ${v.etcd}, @kubernetes/client-node ${v.kubernetesClientNode}`,
     `- all systems ran on one local stack (\`devstack\`), one after the other; ${
       (result.workers ?? 'in-process') === 'processes'

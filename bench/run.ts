@@ -18,6 +18,7 @@ interface Args {
   scaleObjects?: number;
   tracing?: boolean;
   maxPassesInFlight?: number;
+  maxPassesInFlightPerNamespace?: number;
   scaleRestSeconds?: number;
   noisySteps?: NoisySteps[];
 }
@@ -41,6 +42,7 @@ function parseArgs(argv: readonly string[]): Args {
   let workers: WorkerPlacement = 'processes';
   let tracing = false;
   let maxPassesInFlight: number | undefined;
+  let maxPassesInFlightPerNamespace: number | undefined;
   let scaleRestSeconds: number | undefined;
   let noisySteps: NoisySteps[] | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -69,6 +71,10 @@ function parseArgs(argv: readonly string[]): Args {
       scaleRestSeconds = Number(value());
       if (!Number.isInteger(scaleRestSeconds) || scaleRestSeconds < 10)
         throw new Error(`--scale-rest-seconds must be an integer of at least 10`);
+    } else if (arg.startsWith('--max-passes-in-flight-per-namespace')) {
+      maxPassesInFlightPerNamespace = Number(value());
+      if (!Number.isInteger(maxPassesInFlightPerNamespace) || maxPassesInFlightPerNamespace < 1)
+        throw new Error(`--max-passes-in-flight-per-namespace must be a positive integer`);
     } else if (arg.startsWith('--max-passes-in-flight')) {
       maxPassesInFlight = Number(value());
       if (!Number.isInteger(maxPassesInFlight) || maxPassesInFlight < 0)
@@ -81,7 +87,7 @@ function parseArgs(argv: readonly string[]): Args {
     } else if (arg === '--tracing') tracing = true;
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(
-        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}] [--scale-objects N] [--scale-rest-seconds N] [--tracing] [--max-passes-in-flight N] [--noisy-steps regular|local|both]\n`,
+        `usage: npm run bench -- [--size full|small] [--out DIR] [--workers processes|in-process] [--only ${scenarioNames.join(',')}] [--scale-objects N] [--scale-rest-seconds N] [--tracing] [--max-passes-in-flight N] [--max-passes-in-flight-per-namespace N] [--noisy-steps regular|local|both]\n`,
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
@@ -94,6 +100,7 @@ function parseArgs(argv: readonly string[]): Args {
     ...(scaleObjects ? { scaleObjects } : {}),
     ...(tracing ? { tracing } : {}),
     ...(maxPassesInFlight !== undefined ? { maxPassesInFlight } : {}),
+    ...(maxPassesInFlightPerNamespace !== undefined ? { maxPassesInFlightPerNamespace } : {}),
     ...(scaleRestSeconds !== undefined ? { scaleRestSeconds } : {}),
     ...(noisySteps ? { noisySteps } : {}),
   };
@@ -111,6 +118,9 @@ async function main(): Promise<void> {
     ...(args.scaleRestSeconds ? { scaleRestSeconds: args.scaleRestSeconds } : {}),
     ...(args.tracing ? { tracing: true } : {}),
     ...(args.maxPassesInFlight !== undefined ? { maxPassesInFlight: args.maxPassesInFlight } : {}),
+    ...(args.maxPassesInFlightPerNamespace !== undefined
+      ? { maxPassesInFlightPerNamespace: args.maxPassesInFlightPerNamespace }
+      : {}),
     ...(args.noisySteps ? { noisySteps: args.noisySteps } : {}),
   });
   process.stdout.write(`\n${readFileSync(files.md, 'utf8')}\n`);

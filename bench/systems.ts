@@ -62,6 +62,8 @@ export interface BenchContext {
   readonly runId: string;
   /** The bridges' `maxPassesInFlight` when the run sets it (`--max-passes-in-flight`). @default the bridge's default */
   readonly maxPassesInFlight?: number;
+  /** The noisy neighbour's bridge `maxPassesInFlightPerNamespace` (`--max-passes-in-flight-per-namespace`). @default the bridge's default */
+  readonly maxPassesInFlightPerNamespace?: number;
   /** PIDs of the stack's servers by component (`temporal`, `kube-apiserver`, `etcd`), whose CPU the scale scenario reads. */
   readonly serverPids?: Readonly<Record<string, number>>;
   /** Progress lines. */

@@ -28,6 +28,8 @@ export interface BridgeProcessOptions {
   fairness?: false;
   /** The bridge's `maxPassesInFlight`. @default the bridge's */
   maxPassesInFlight?: number;
+  /** The bridge's `maxPassesInFlightPerNamespace`. @default the bridge's */
+  maxPassesInFlightPerNamespace?: number;
 }
 
 /** What the child answers to `metrics`. */
@@ -69,6 +71,9 @@ async function main(): Promise<void> {
     leaderElection: false,
     ...(opts.fairness === false ? { fairnessWeights: false as const } : {}),
     ...(opts.maxPassesInFlight !== undefined ? { maxPassesInFlight: opts.maxPassesInFlight } : {}),
+    ...(opts.maxPassesInFlightPerNamespace !== undefined
+      ? { maxPassesInFlightPerNamespace: opts.maxPassesInFlightPerNamespace }
+      : {}),
   });
   exitWithParent(async () => {
     await bridge.stop(5_000);

@@ -153,6 +153,9 @@ async function runMode(
     plan: 'bench',
     ...(mode === 'off' ? { fairness: false as const } : {}),
     ...(ctx.maxPassesInFlight !== undefined ? { maxPassesInFlight: ctx.maxPassesInFlight } : {}),
+    ...(ctx.maxPassesInFlightPerNamespace !== undefined
+      ? { maxPassesInFlightPerNamespace: ctx.maxPassesInFlightPerNamespace }
+      : {}),
   });
   try {
     await bridge.next('ready', 120_000);
