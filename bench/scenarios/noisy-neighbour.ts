@@ -70,7 +70,8 @@ export interface NoisyNeighbourResult {
 export type NoisySteps = 'regular' | 'local';
 type Steps = NoisySteps;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Waits `ms` (none when it is negative: a pace already behind). */
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 /** Creates a labelled `BenchObject` (the scenario's bridge selects its objects by that label). */
 async function createLabelled(kube: Kube, namespace: string, name: string, label: string): Promise<BenchObjectBody> {
