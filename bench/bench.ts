@@ -139,6 +139,13 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       placement: workers,
     });
     cleanup.unshift(() => started.workers.stop());
+    /** The bridges' admission limits the run set (`--max-passes-in-flight…`): the context's and the header's. */
+    const admission = {
+      ...(options.maxPassesInFlight !== undefined ? { maxPassesInFlight: options.maxPassesInFlight } : {}),
+      ...(options.maxPassesInFlightPerNamespace !== undefined
+        ? { maxPassesInFlightPerNamespace: options.maxPassesInFlightPerNamespace }
+        : {}),
+    };
     const ctx: BenchContext = {
       kube,
       temporal: client,
@@ -154,10 +161,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       workDir,
       runId,
       progress,
-      ...(options.maxPassesInFlight !== undefined ? { maxPassesInFlight: options.maxPassesInFlight } : {}),
-      ...(options.maxPassesInFlightPerNamespace !== undefined
-        ? { maxPassesInFlightPerNamespace: options.maxPassesInFlightPerNamespace }
-        : {}),
+      ...admission,
       serverPids: Object.fromEntries(
         Object.entries(readState(stack.name)?.processes ?? {}).map(([name, proc]) => [name, proc.pid]),
       ),
@@ -200,16 +204,7 @@ export async function runBench(options: RunBenchOptions = {}): Promise<RunBenchO
       durationSeconds: Math.round((performance.now() - t0) / 1000),
       scenarios,
       ...(options.only ? { only: options.only } : {}),
-      ...(options.maxPassesInFlight !== undefined || options.maxPassesInFlightPerNamespace !== undefined
-        ? {
-            admission: {
-              ...(options.maxPassesInFlight !== undefined ? { maxPassesInFlight: options.maxPassesInFlight } : {}),
-              ...(options.maxPassesInFlightPerNamespace !== undefined
-                ? { maxPassesInFlightPerNamespace: options.maxPassesInFlightPerNamespace }
-                : {}),
-            },
-          }
-        : {}),
+      ...(Object.keys(admission).length > 0 ? { admission } : {}),
       ...(tracing ? { tracing: { services: await tracing.services() } } : {}),
     };
     const files = writeResults(result, options.resultsDir ?? join(__dirname, 'results'));

@@ -4,8 +4,8 @@
  * (the bridge's default: every workflow carries its namespace as fairness key, the bridge's queue is
  * fair across namespaces) and off (`HOMEOSTAT_FAIRNESS=off`: one first-in, first-out backlog). One
  * bridge serves both teams (selected by a label of the scenario), in a process of its own as deployed,
- * so A's creates and the Ready watches in the benchmark's process do not delay its signals. Each mode runs twice: on homeostat's
- * regular-steps worker (each step an activity task, each pass several workflow tasks, so a flood backs
+ * so A's creates and the Ready watches in the benchmark's process do not delay its signals. Each mode
+ * runs twice: on homeostat's regular-steps worker (each step an activity task, each pass several workflow tasks, so a flood backs
  * up both workflow and activity tasks on its task queue, and the worker's sticky queue, which Temporal
  * does not make fair) and on its local-steps worker (the steps run as local activities inside observe:
  * one workflow task per pass).
@@ -68,7 +68,6 @@ export interface NoisyNeighbourResult {
 
 /** Which worker runs the objects' passes: regular steps (activity tasks) or local steps. */
 export type NoisySteps = 'regular' | 'local';
-type Steps = NoisySteps;
 
 /** Waits `ms` (none when it is negative: a pace already behind). */
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -130,7 +129,7 @@ async function runMode(
   mode: 'on' | 'off' | 'floor',
   floodObjects: number,
   quietChanges: number,
-  steps: Steps,
+  steps: NoisySteps,
   /** Spread A's creates over this long (the floor, paced like a reconciled run); none: as fast as they go. */
   paceSeconds?: number,
 ): Promise<NoisyNeighbourFigures> {
