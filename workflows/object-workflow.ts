@@ -85,6 +85,8 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const fuseLeadingSteps = codeVersion >= 2;
     /** A drift check keeps a running timer that fires inside its jitter window (3+). */
     const driftTimerWindow = codeVersion >= 3;
+    /** Leading steps' outcomes and an unchanged status taken in the same turn, without promises (6+). */
+    const atOnce = codeVersion >= 6;
 
     const showDetails = (): void => setCurrentDetails(entity.details());
     const upsertIfChanged = (): void => {
@@ -126,7 +128,12 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         showDetails,
         upsert: upsertIfChanged,
       },
-      { holdDependents: codeVersion >= 4, previousResults: codeVersion >= 4, specByDigest: codeVersion >= 5 },
+      {
+        holdDependents: codeVersion >= 4,
+        previousResults: codeVersion >= 4,
+        specByDigest: codeVersion >= 5,
+        leadingAtOnce: atOnce,
+      },
       approvals, // steps with an approval rule wait for a decision there (5+)
     );
     /** An unchanged spec recorded once per run, by digest after that (5+). */
@@ -320,7 +327,9 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
         result.fields,
         fuseLeadingSteps || patched('status-step-conditions'),
       );
-      await status.writeIfChanged(obs.uid, passed.status, passed.event);
+      if (!(atOnce && status.unchangedAtOnce(passed.status))) {
+        await status.writeIfChanged(obs.uid, passed.status, passed.event);
+      }
       entity.observedGeneration = obs.generation;
       return entity.outcome(
         under ? 'reconciling' : 'ready',

@@ -6,7 +6,13 @@
  * would do, without one. The whole workflow runs against the real server in the integration tests.
  */
 import type { ActivityOptions } from '@temporalio/common';
-import type { Observation, StepActivityResult, StepInput, WriteStatusInput } from '../../core/activity-contract';
+import type {
+  LeadingStepOutcome,
+  Observation,
+  StepActivityResult,
+  StepInput,
+  WriteStatusInput,
+} from '../../core/activity-contract';
 import type { ObjectRef, ReconcileRequest } from '../../core/definitions';
 import { definePlan, type ReconcilerPlan, type StepPlan } from '../../core/plan';
 import { ObjectEntity } from '../../workflows/object-entity';
@@ -613,6 +619,107 @@ describe('StepRunner: leading steps observe already ran', () => {
     expect(a).toMatchObject({ terminal: true, state: { status: 'failed', attempts: 1, message: 'over quota' } });
     expect(b).toMatchObject({ terminal: true, refused: true });
     expect(h.calls).toEqual([]);
+  });
+});
+
+describe('StepRunner: leading successes taken in the same turn (workflow-code version 6)', () => {
+  const chain = plan([
+    { name: 'a', execution: 'local' },
+    { name: 'b', dependsOn: ['a'], execution: 'local' },
+    { name: 'c', dependsOn: ['b'], execution: 'local' },
+  ]);
+  const leading: LeadingStepOutcome[] = [
+    { step: 'a', result: { attempt: 1, message: 'applied', outputs: { id: 7 } } },
+    { step: 'b', result: { attempt: 2, outputs: { port: 80 }, status: { port: 80 }, requeueAfterMs: 5_000 } },
+    { step: 'c', result: { attempt: 1, progressing: 'rolling out' } },
+  ];
+
+  it('given every step run by observe, all have ended before the call returns (no promise waited on), as version 5 ends them later', async () => {
+    const now = harness({}, { holdDependents: true, previousResults: true, leadingAtOnce: true });
+    const running = now.runner.runSteps(chain, chain.steps, obs, leading);
+    // Nothing has run in between: the steps ended in the call itself.
+    expect(Object.values(now.entity.steps).map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    const before = harness({}, { holdDependents: true, previousResults: true });
+    const later = before.runner.runSteps(chain, chain.steps, obs, leading);
+    // Version 5 ran a in the call too, but each dependent only after a promise settled.
+    expect(Object.values(before.entity.steps).map((s) => s.status)).toEqual(['succeeded', 'pending', 'pending']);
+    // And both end the same way: the same result, step states and previous results, no activity run.
+    expect(await running).toEqual(await later);
+    expect(await running).toEqual({
+      superseded: false,
+      requeueAfterMs: 5_000,
+      progressing: [{ step: 'c', message: 'rolling out' }],
+      fields: { port: 80 },
+    });
+    expect(now.entity.steps).toEqual(before.entity.steps);
+    expect(now.entity.previous).toEqual(before.entity.previous);
+    expect([now.calls, before.calls]).toEqual([[], []]);
+  });
+
+  it('given a and b run by observe and c not, only c runs, with both outputs, as in version 5', async () => {
+    const mixed = plan([...chain.steps.slice(0, 2), { name: 'c', dependsOn: ['b'] }]);
+    const runs = await Promise.all(
+      [true, false].map(async (leadingAtOnce) => {
+        const h = harness({ c: [ok('published')] }, { leadingAtOnce });
+        const result = await h.runner.runSteps(mixed, mixed.steps, obs, leading.slice(0, 2));
+        return { result, steps: h.entity.steps, calls: h.calls.map((c) => [c.step, c.input.results]) };
+      }),
+    );
+    expect(runs[0]).toEqual(runs[1]);
+    expect(runs[0]!.calls).toEqual([['c', { a: { id: 7 }, b: { port: 80 } }]]);
+  });
+
+  it('given b failed in observe, it still runs again as its own activity (only successes are taken at once)', async () => {
+    const h = harness({ b: [ok('second time')], c: [ok('published')] }, { leadingAtOnce: true });
+    const result = await h.runner.runSteps(chain, chain.steps, obs, [
+      leading[0]!,
+      { step: 'b', failure: { message: 'connection reset', type: 'StepFailed', nonRetryable: false } },
+    ]);
+    expect(h.calls.map((c) => c.step)).toEqual(['b', 'c']);
+    expect(result.failed).toBeUndefined();
+    expect(h.entity.steps.b).toEqual({ status: 'succeeded', attempts: 2, message: 'second time' });
+  });
+});
+
+describe('StatusWriter: an unchanged status settled in the same turn (workflow-code version 6)', () => {
+  it('given the known status wanted again and no write under way, it is settled at once with no write', async () => {
+    const e = new ObjectEntity({ ref });
+    const writes: WriteStatusInput[] = [];
+    const w = new StatusWriter(e, async (input) => void writes.push(input));
+    const ready = desiredStatus({ phase: 'Ready', generation: 1, succeeded: 2 });
+    expect(w.unchangedAtOnce(ready)).toBe(false); // nothing known yet: a write is needed
+    await w.writeIfChanged('u1', ready);
+    e.phase = 'Reconciling';
+    expect(w.unchangedAtOnce(ready)).toBe(true);
+    expect(e.phase).toBe('Ready');
+    expect(writes).toHaveLength(1);
+    expect(w.unchangedAtOnce(desiredStatus({ phase: 'Ready', generation: 2, succeeded: 2 }))).toBe(false);
+  });
+
+  it('given a write under way, even an unchanged status waits its turn (the write may still change what is known)', async () => {
+    const e = new ObjectEntity({ ref });
+    let release: () => void = () => undefined;
+    const w = new StatusWriter(e, () => new Promise<void>((resolve) => (release = resolve)));
+    const ready = desiredStatus({ phase: 'Ready', generation: 1, succeeded: 2 });
+    w.observed(ready, '5');
+    const degraded = desiredStatus({ phase: 'Degraded', generation: 1, message: 'down' });
+    const writing = w.writeIfChanged('u1', degraded);
+    await Promise.resolve();
+    expect(w.unchangedAtOnce(ready)).toBe(false);
+    release();
+    await writing;
+    expect(w.unchangedAtOnce(degraded)).toBe(true);
+  });
+
+  it('given a write that failed, the next unchanged status is settled at once again', async () => {
+    const e = new ObjectEntity({ ref });
+    const w = new StatusWriter(e, () => Promise.reject(new Error('rejected')));
+    const ready = desiredStatus({ phase: 'Ready', generation: 1, succeeded: 2 });
+    w.observed(ready, '5');
+    await expect(w.writeIfChanged('u1', desiredStatus({ phase: 'Degraded', generation: 1 }))).rejects.toThrow(
+      'rejected',
+    );
+    expect(w.unchangedAtOnce(ready)).toBe(true);
   });
 });
 
