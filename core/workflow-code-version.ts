@@ -29,7 +29,7 @@ export const workflowCodeVersions = [
   'a drift check keeps a running timer that fires inside its jitter window',
   'a progressing step holds back its dependents; a step sees its previous result (homeostat 0.2)',
   'an unchanged spec is recorded once per run (by digest); regular steps carry the pass priority; runs move to a new worker version between passes; steps may wait for approval (homeostat 0.3)',
-  "a pass takes its leading steps' successes and a status it would not change in the same turn, with no promise of their own (homeostat 0.4)",
+  "a pass takes its leading steps' successes and a status it would not change in the same turn, with no promise of their own; the loop is woken by what arrives, not by a condition (homeostat 0.4)",
 ] as const;
 
 /** The workflow-code version of this build: what every new run follows. */

@@ -59,6 +59,8 @@ export class ObjectEntity {
   nowRequested = false;
   nextTimer: { kind: TimerKind; at: number } | undefined;
   timerDue = false;
+  /** Resolves the promise the run's loop waits on ({@link woken}), if it waits. */
+  private waker: (() => void) | undefined;
   currentGeneration: number | undefined;
   /** The plan of the newest observation (or the legacy plan until one is observed). */
   plan: ReconcilerPlan | undefined;
@@ -105,6 +107,22 @@ export class ObjectEntity {
     this.awaiting = carried?.approvals?.awaiting;
     this.decision = carried?.approvals?.decision;
     this.granted = { ...carried?.approvals?.granted };
+  }
+  /**
+   * A promise the next {@link wake} resolves: what the run's loop waits on between passes (workflow-code
+   * version 6 and up), instead of a `condition`. A condition is only looked at after the activation's
+   * jobs, in a call of its own into the workflow sandbox, which then needs one more to find nothing
+   * else unblocked; a promise resolved by the job itself resumes the loop in the same call.
+   */
+  woken(): Promise<void> {
+    return new Promise((resolve) => (this.waker = resolve));
+  }
+
+  /** Something for the loop arrived (a request, an update, a due timer): resumes it if it waits. */
+  wake(): void {
+    const waker = this.waker;
+    this.waker = undefined;
+    waker?.();
   }
 
   /** The answer of the `state` query. */

@@ -24,6 +24,7 @@ export function setObjectHandlers(entity: ObjectEntity): void {
       return;
     }
     entity.coalescer.offer(request);
+    entity.wake();
   });
 
   setHandler(stateQuery, () => entity.state());
@@ -35,6 +36,7 @@ export function setObjectHandlers(entity: ObjectEntity): void {
       // A pass already running may have read older state: serve the one after it.
       const target = entity.passes + (entity.reconciling ? 2 : 1);
       entity.nowRequested = true;
+      entity.wake();
       await condition(() => entity.passes >= target || entity.finished);
       return entity.outcomes.get(target) ?? entity.lastOutcome!;
     },

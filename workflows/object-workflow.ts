@@ -85,7 +85,10 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     const fuseLeadingSteps = codeVersion >= 2;
     /** A drift check keeps a running timer that fires inside its jitter window (3+). */
     const driftTimerWindow = codeVersion >= 3;
-    /** Leading steps' outcomes and an unchanged status taken in the same turn, without promises (6+). */
+    /**
+     * Leading steps' outcomes and an unchanged status taken in the same turn, without promises; the loop
+     * woken by what arrives rather than by a condition (6+).
+     */
     const atOnce = codeVersion >= 6;
 
     const showDetails = (): void => setCurrentDetails(entity.details());
@@ -347,10 +350,13 @@ export function createObjectWorkflow(options: ObjectWorkflowOptions = {}): Objec
     showDetails();
     const upgrade = (): boolean => upgradeWanted(input.carried?.upgraded === true, entity.passesThisRun);
 
+    const hasWork = (): boolean =>
+      entity.coalescer.peek() !== undefined || entity.nowRequested || entity.timerDue || upgrade();
+    // A move to a new worker version arrives with an activation, not a job: one standing condition (6+).
+    if (atOnce) void condition(upgrade).then(() => entity.wake());
     for (;;) {
-      await condition(
-        () => entity.coalescer.peek() !== undefined || entity.nowRequested || entity.timerDue || upgrade(),
-      );
+      if (!atOnce) await condition(hasWork);
+      else while (!hasWork()) await entity.woken();
       if (upgrade() && !entity.nowRequested) {
         // Between passes: move to the new version, whose first pass serves the request or timer that
         // woke this run. An update waiting for a pass is served here first (its pass runs below).

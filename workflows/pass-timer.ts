@@ -55,8 +55,10 @@ export class PassTimer {
       this.fireTimes.delete(at);
       const next = this.entity.nextTimer;
       if (!next || next.kind === 'retry') return;
-      if (this.now() >= next.at) this.entity.timerDue = true;
-      else if (![...this.fireTimes].some((t) => t <= next.at)) this.start(next.at);
+      if (this.now() >= next.at) {
+        this.entity.timerDue = true;
+        this.entity.wake();
+      } else if (![...this.fireTimes].some((t) => t <= next.at)) this.start(next.at);
     });
   }
 }

@@ -723,6 +723,36 @@ describe('StatusWriter: an unchanged status settled in the same turn (workflow-c
   });
 });
 
+describe('ObjectEntity: the loop woken by what arrives (workflow-code version 6)', () => {
+  it('given the loop waiting, wake resolves its promise once; a wake with nobody waiting is lost harmlessly', async () => {
+    const e = new ObjectEntity({ ref });
+    e.wake(); // nobody waits: nothing happens, and nothing is kept for later
+    let woken = 0;
+    const waiting = e.woken().then(() => woken++);
+    await Promise.resolve();
+    expect(woken).toBe(0);
+    e.wake();
+    e.wake();
+    await waiting;
+    expect(woken).toBe(1);
+  });
+
+  it('given a timer that comes due, the waiting loop is woken with the timer due; one firing early re-arms and does not wake it', async () => {
+    const { entity, timer, sleeps, clock } = passTimerOnFakeClock(ref);
+    timer.arm('drift', 1_000);
+    let woken = false;
+    void entity.woken().then(() => (woken = true));
+    clock.now = 500; // not due yet: re-arms for the rest
+    sleeps[0]!.fire();
+    await new Promise((r) => setImmediate(r));
+    expect([woken, entity.timerDue]).toEqual([false, false]);
+    clock.now = 1_000;
+    sleeps.at(-1)!.fire();
+    await new Promise((r) => setImmediate(r));
+    expect([woken, entity.timerDue]).toEqual([true, true]);
+  });
+});
+
 describe('PassTimer: one durable timer for the next pass', () => {
   it('given an earlier timer running, arming a later time starts no second timer and the first re-arms for the rest', async () => {
     const { entity, timer, sleeps, clock } = passTimerOnFakeClock(ref);
