@@ -142,11 +142,17 @@ describe('ObjectEntity: the state of a run', () => {
   });
 });
 
+/** A fresh run's entity and a status writer whose writes are recorded, not sent. */
+function recordingStatusWriter() {
+  const e = new ObjectEntity({ ref });
+  const writes: WriteStatusInput[] = [];
+  const w = new StatusWriter(e, async (input) => void writes.push(input));
+  return { e, writes, w };
+}
+
 describe('StatusWriter: status only when it changed', () => {
   it('given the same status twice, it writes once; a new phase carries its Event, a same-phase change none', async () => {
-    const e = new ObjectEntity({ ref });
-    const writes: WriteStatusInput[] = [];
-    const w = new StatusWriter(e, async (input) => void writes.push(input));
+    const { e, writes, w } = recordingStatusWriter();
     const ready = desiredStatus({ phase: 'Ready', generation: 1, succeeded: 2 });
     const event = { type: 'Normal' as const, reason: 'Reconciled', note: 'ok' };
     await w.writeIfChanged('u1', ready, event);
@@ -161,9 +167,7 @@ describe('StatusWriter: status only when it changed', () => {
   });
 
   it('given an observation with no status, the first write carries its resourceVersion (no read needed), later ones do not', async () => {
-    const e = new ObjectEntity({ ref });
-    const writes: WriteStatusInput[] = [];
-    const w = new StatusWriter(e, async (input) => void writes.push(input));
+    const { writes, w } = recordingStatusWriter();
     w.observed({}, '41');
     await w.writeIfChanged('u1', desiredStatus({ phase: 'Degraded', generation: 1 }));
     await w.writeIfChanged('u1', desiredStatus({ phase: 'Ready', generation: 1 }));
@@ -201,9 +205,7 @@ describe('StatusWriter: status only when it changed', () => {
 
 describe('StatusWriter: reconciler fields', () => {
   it('given a field written, an unchanged value is not written again, a changed one is, and a pass without it keeps it', async () => {
-    const entity = new ObjectEntity({ ref });
-    const writes: WriteStatusInput[] = [];
-    const w = new StatusWriter(entity, async (input) => void writes.push(input));
+    const { writes, w } = recordingStatusWriter();
     const ready = (fields?: Record<string, number>) =>
       desiredStatus({ phase: 'Ready', generation: 1, ...(fields ? { fields } : {}) });
     await w.writeIfChanged('u1', ready({ readyReplicas: 3 }));
@@ -683,9 +685,7 @@ describe('StepRunner: leading successes taken in the same turn (workflow-code ve
 
 describe('StatusWriter: an unchanged status settled in the same turn (workflow-code version 6)', () => {
   it('given the known status wanted again and no write under way, it is settled at once with no write', async () => {
-    const e = new ObjectEntity({ ref });
-    const writes: WriteStatusInput[] = [];
-    const w = new StatusWriter(e, async (input) => void writes.push(input));
+    const { e, writes, w } = recordingStatusWriter();
     const ready = desiredStatus({ phase: 'Ready', generation: 1, succeeded: 2 });
     expect(w.unchangedAtOnce(ready)).toBe(false); // nothing known yet: a write is needed
     await w.writeIfChanged('u1', ready);
