@@ -4,7 +4,7 @@
  * or cannot ask (a child busy with work still answers `/proc`).
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 let ticks: number | undefined;
 
@@ -40,4 +40,36 @@ export function rssBytes(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/** One thread's CPU so far. */
+export interface ThreadCpu {
+  /** The thread's name (`comm`: `MainThread`, `WorkerThread`, `V8Worker`, `tokio-runtime-w`…). */
+  readonly name: string;
+  readonly seconds: number;
+}
+
+/**
+ * User plus system CPU seconds each live thread of `pid` has used so far, by thread id (empty if the
+ * process is gone). Threads that ended are not listed: their CPU is only in {@link cpuSeconds}.
+ */
+export function threadCpuSeconds(pid: number): Map<number, ThreadCpu> {
+  const threads = new Map<number, ThreadCpu>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      threads.set(Number(tid), { name, seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks() });
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return threads;
 }

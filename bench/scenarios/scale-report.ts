@@ -80,6 +80,23 @@ export function scaleMarkdown(scale: ScaleResult): string {
   row('', 'passes run (checks, and annotation passes left over)', d.history.passes);
   row('', 'actions per pass', d.actionsPerCheck);
   row('', 'CPU ms per pass: worker + bridge', round2((d.cpuMsPerCheck.worker ?? 0) + (d.cpuMsPerCheck.bridge ?? 0)));
+  const byThread = d.workerMsPerCheckByThread ?? {};
+  if (Object.keys(byThread).length) {
+    const names: Record<string, string> = {
+      main: 'main thread',
+      workflow: 'workflow thread',
+      rustCore: 'SDK Core (Rust)',
+      v8Helpers: 'V8 helpers (GC, compilers)',
+      libuv: 'libuv pool',
+      shortLived: 'ended threads (sandbox watchdogs)',
+      other: 'other',
+    };
+    const parts = Object.entries(byThread)
+      .filter(([, ms]) => Math.abs(ms) >= 0.05)
+      .sort((a, b) => b[1] - a[1])
+      .map(([g, ms]) => `${names[g] ?? g} ${ms}`);
+    rows.push(`|  | CPU ms per pass, the worker by thread | ${parts.join('; ')} | — | — |`);
+  }
   row(
     '',
     'CPU ms per pass: Temporal + kube-apiserver + etcd',

@@ -32,7 +32,7 @@ import type { WorkerChildOptions } from '../children/worker-child';
 import { InProcessController } from '../controller';
 import { historyCost } from '../history-cost';
 import { createNamespace, createObject, forEachLimited, patchObject, patchSpec, ReadyWatch } from '../objects';
-import { cpuSeconds, rssBytes } from '../proc-stats';
+import { cpuSeconds, rssBytes, type ThreadCpu, threadCpuSeconds } from '../proc-stats';
 import { benchDriftPlan } from '../reconciler';
 import { round, summarize, type Summary } from '../stats';
 import type { BenchContext } from '../systems';
@@ -78,6 +78,52 @@ export interface RestWindow {
   readonly history: HistorySpend;
   readonly actionsPerSecond: number;
   readonly actionsPerSecondPer10000: number;
+  /** homeostat's worker: CPU seconds per minute by {@link WorkerThreadGroup}. */
+  readonly workerThreads?: Partial<Record<WorkerThreadGroup, number>>;
+}
+
+/**
+ * What runs on a thread of homeostat's worker process: `main` (activities, the SDK's worker loop),
+ * `workflow` (the workflow sandbox's thread), `rustCore` (the SDK's Core: its workflow state machines
+ * and gRPC), `v8Helpers` (V8's background threads: concurrent GC and compilers), `libuv` (Node's
+ * thread pool), `shortLived` (threads that ended in the window: Node starts a watchdog thread for
+ * every sandbox call with a timeout), `other`.
+ */
+export type WorkerThreadGroup = 'main' | 'workflow' | 'rustCore' | 'v8Helpers' | 'libuv' | 'shortLived' | 'other';
+
+/** The {@link WorkerThreadGroup} of a worker thread, by its name. */
+export function workerThreadGroup(name: string): WorkerThreadGroup {
+  if (name === 'MainThread') return 'main';
+  if (name === 'WorkerThread') return 'workflow';
+  if (/^(tokio-runtime|workflow-proces|temporal-)/.test(name)) return 'rustCore';
+  if (name === 'V8Worker' || name === 'DelayedTaskSche') return 'v8Helpers';
+  if (name === 'libuv-worker') return 'libuv';
+  return 'other';
+}
+
+/**
+ * CPU seconds per minute of each thread group between two readings of a process's threads: the
+ * threads alive at the end (from 0 for one started in the window), and the process's CPU they do not
+ * account for as `shortLived`.
+ */
+export function threadCpuByGroup(
+  before: ReadonlyMap<number, ThreadCpu>,
+  after: ReadonlyMap<number, ThreadCpu>,
+  processSeconds: number,
+  elapsedSeconds: number,
+): Partial<Record<WorkerThreadGroup, number>> {
+  const seconds: Partial<Record<WorkerThreadGroup, number>> = {};
+  let onLive = 0;
+  for (const [tid, t] of after) {
+    const spent = t.seconds - (before.get(tid)?.seconds ?? 0);
+    const group = workerThreadGroup(t.name);
+    seconds[group] = (seconds[group] ?? 0) + spent;
+    onLive += spent;
+  }
+  seconds.shortLived = Math.max(0, processSeconds - onLive);
+  return Object.fromEntries(
+    Object.entries(seconds).map(([g, v]) => [g, round((v / elapsedSeconds) * 60, 3)]),
+  );
 }
 
 /** Steps 1, 3 and 4, as both systems report them. */
@@ -117,6 +163,8 @@ export interface ScaleHomeostat extends ScaleSteps {
     readonly actionsPerCheck: number;
     /** CPU ms per drift pass by process, above the floor window. */
     readonly cpuMsPerCheck: Record<string, number>;
+    /** The worker's CPU ms per drift pass by thread group, above the floor window. */
+    readonly workerMsPerCheckByThread: Partial<Record<WorkerThreadGroup, number>>;
     /** At the plan's 30-minute default: floor + checks/s × cost per check. */
     readonly atDefault: { readonly actionsPerSecondPer10000: number; readonly percentCorePer1000: number };
   };
@@ -284,11 +332,14 @@ async function restWindow(
   ids: readonly string[],
 ): Promise<RestWindow> {
   const mark = ids.length ? await markHistories(ctx, ids) : undefined;
+  const workerPid = typeof pids.worker === 'number' ? pids.worker : undefined;
+  const threadsBefore = workerPid ? threadCpuSeconds(workerPid) : undefined;
   const before = cpuNow(pids);
   const t0 = performance.now();
   const fromUs = process.hrtime.bigint() / 1000n;
   await sleep(seconds * 1000);
   const after = cpuNow(pids);
+  const threadsAfter = workerPid ? threadCpuSeconds(workerPid) : undefined;
   const elapsed = (performance.now() - t0) / 1000;
   if (process.env.HOMEOSTAT_BENCH_CPU_PROFILE_DIR) {
     // The window on the clock of V8's CPU profiles (CLOCK_MONOTONIC, µs), to cut it out of a profile.
@@ -311,6 +362,11 @@ async function restWindow(
     history,
     actionsPerSecond: round(history.actions / elapsed, 3),
     actionsPerSecondPer10000: round(((history.actions / elapsed) * 10_000) / objects, 3),
+    ...(threadsBefore && threadsAfter
+      ? {
+          workerThreads: threadCpuByGroup(threadsBefore, threadsAfter, after.worker! - before.worker!, elapsed),
+        }
+      : {}),
   };
 }
 
@@ -438,6 +494,11 @@ async function runHomeostat(ctx: BenchContext, size: ScaleSize): Promise<ScaleHo
       const above = c.cpuSecondsPerMinute - (rest.cpu[name]?.cpuSecondsPerMinute ?? 0);
       cpuMsPerCheck[name] = round(((above / 60) * drift.seconds * 1000) / passes, 2);
     }
+    const workerMsPerCheckByThread: Partial<Record<WorkerThreadGroup, number>> = {};
+    for (const [group, perMinute] of Object.entries(drift.workerThreads ?? {})) {
+      const above = perMinute - (rest.workerThreads?.[group as WorkerThreadGroup] ?? 0);
+      workerMsPerCheckByThread[group as WorkerThreadGroup] = round(((above / 60) * drift.seconds * 1000) / passes, 2);
+    }
     const actionsPerCheck = round(drift.history.actions / passes, 2);
     const defaultChecksPer1000PerSecond = 1000 / (defaultIntervalMs / 1000);
     const ownMsPerCheck = (cpuMsPerCheck.worker ?? 0) + (cpuMsPerCheck.bridge ?? 0);
@@ -465,6 +526,7 @@ async function runHomeostat(ctx: BenchContext, size: ScaleSize): Promise<ScaleHo
         checksPerSecond: round(drift.history.checks / drift.seconds, 2),
         actionsPerCheck,
         cpuMsPerCheck,
+        workerMsPerCheckByThread,
         atDefault,
       },
     };

@@ -114,6 +114,12 @@ describe('bench: homeostat against its baselines (small size)', () => {
     expect(scale.homeostat.memory.bridgeCached).toBe(result.parameters.scale.objects);
     expect(scale.homeostat.change.latency.n).toBe(Math.max(1, Math.round(result.parameters.scale.objects / 100)));
     expect(scale.homeostat.drift.history.checks).toBeGreaterThan(0);
+    // Step 5 checks a share of the objects at the default's rate, and splits the worker's CPU by thread.
+    expect(scale.homeostat.drift.objectsChecked).toBeLessThanOrEqual(result.parameters.scale.objects);
+    expect(scale.homeostat.rest.workerThreads).toEqual(expect.objectContaining({ main: expect.any(Number) }));
+    expect(Object.keys(scale.homeostat.drift.workerMsPerCheckByThread)).toEqual(
+      expect.arrayContaining(['main', 'workflow', 'rustCore']),
+    );
 
     // The markdown table has a row per metric and the environment it was measured in.
     const md = readFileSync(files.md, 'utf8');
