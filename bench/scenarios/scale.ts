@@ -121,9 +121,7 @@ export function threadCpuByGroup(
     onLive += spent;
   }
   seconds.shortLived = Math.max(0, processSeconds - onLive);
-  return Object.fromEntries(
-    Object.entries(seconds).map(([g, v]) => [g, round((v / elapsedSeconds) * 60, 3)]),
-  );
+  return Object.fromEntries(Object.entries(seconds).map(([g, v]) => [g, round((v / elapsedSeconds) * 60, 3)]));
 }
 
 /** Steps 1, 3 and 4, as both systems report them. */
