@@ -2,7 +2,7 @@
  * What a stack records about itself in its folder: the state file (ports, password, the processes it
  * started) and the env file of its endpoints.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StackPorts } from './components/context';
 import { kubeconfigPath } from './components/kube-apiserver';
@@ -61,9 +61,16 @@ export interface StackEndpoints {
 
 const stateFile = (dir: string): string => join(dir, 'state.json');
 
-/** Writes a stack's state file (readable by its owner only: it holds the PostgreSQL password). */
+/**
+ * Writes a stack's state file (readable by its owner only: it holds the PostgreSQL password). The
+ * new state goes to a file of its own, renamed over the old one, so a reader in another process (the
+ * CLI, a test) sees the old state or the new one whole, never a file truncated for the write.
+ */
 export function saveState(state: StackState): void {
-  writeFileSync(stateFile(state.dir), JSON.stringify(state, null, 2), { mode: 0o600 });
+  const file = stateFile(state.dir);
+  const next = `${file}.${process.pid}.tmp`;
+  writeFileSync(next, JSON.stringify(state, null, 2), { mode: 0o600 });
+  renameSync(next, file);
 }
 
 /** Reads a stack's state file, or undefined when there is none. */

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -13,6 +13,7 @@ import {
   type StackState,
 } from '../../devstack';
 import { freePorts, isListening, isRunning } from '../../devstack/processes';
+import { readState, saveState } from '../../devstack/stack-state';
 
 describe('devstack paths and endpoints', () => {
   it('given no settings, it caches binaries under ~/.cache/homeostat and keeps stacks under the temp folder', () => {
@@ -86,5 +87,33 @@ describe('devstack processes', () => {
     expect(isRunning({ pid: process.pid, executable: process.execPath })).toBe(true);
     expect(isRunning({ pid: process.pid, executable: join(mkdtempSync(join(tmpdir(), 'x')), 'etcd') })).toBe(false);
     expect(isRunning({ pid: 2 ** 22 + 1, executable: process.execPath })).toBe(false);
+  });
+});
+
+describe('devstack state file', () => {
+  it('given a reader holding the state file open, saving a new state replaces the file whole, never rewriting it in place', () => {
+    const name = `state-${process.pid}-${Date.now().toString(36)}`;
+    const dir = stackDir(name);
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'state.json');
+    const first = { name, dir, ownerPid: 1, processes: {} } as unknown as StackState;
+    try {
+      saveState(first);
+      const fd = openSync(file, 'r');
+      try {
+        saveState({ ...first, ownerPid: 2 });
+        // A reader that opened the file before the save still reads the first state, whole: the new
+        // one went to a file of its own, renamed over it (a write in place would show the reader the
+        // new bytes, or none while the file is truncated for the write).
+        expect((JSON.parse(readFileSync(fd, 'utf8')) as StackState).ownerPid).toBe(1);
+      } finally {
+        closeSync(fd);
+      }
+      expect(readState(name)?.ownerPid).toBe(2);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readdirSync(dir)).toEqual(['state.json']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
