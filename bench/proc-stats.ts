@@ -20,13 +20,17 @@ function clockTicks(): number {
   return ticks;
 }
 
+/** User plus system CPU seconds in a `stat` line of `/proc/<pid>` or `/proc/<pid>/task/<tid>`. */
+function statCpuSeconds(stat: string): number {
+  // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+}
+
 /** User plus system CPU seconds `pid` has used so far (its own threads; children not included); NaN if it is gone. */
 export function cpuSeconds(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+    return statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return Number.NaN;
   }
@@ -65,8 +69,7 @@ export function threadCpuSeconds(pid: number): Map<number, ThreadCpu> {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      threads.set(Number(tid), { name, seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks() });
+      threads.set(Number(tid), { name, seconds: statCpuSeconds(stat) });
     } catch {
       // the thread ended between the listing and the read
     }

@@ -1,4 +1,6 @@
 /** The scale scenario's table in the benchmark's markdown: homeostat and the in-process controller, with the ratio. */
+import { durationMs } from '../../core/plan';
+import { benchDriftPlan } from '../reconciler';
 import { ratio } from '../stats';
 import type { ProcessCpu, ScaleResult } from './scale';
 
@@ -76,7 +78,11 @@ export function scaleMarkdown(scale: ScaleResult): string {
     d.history.checks,
     undefined,
   );
-  row('', `drift checks per second (the 30-minute default: ${round2(scale.objects / 1800)})`, d.checksPerSecond);
+  row(
+    '',
+    `drift checks per second (the 30-minute default: ${round2((scale.objects * 1000) / durationMs(benchDriftPlan.driftCheckInterval, 0))})`,
+    d.checksPerSecond,
+  );
   row('', 'passes run (checks, and annotation passes left over)', d.history.passes);
   row('', 'actions per pass', d.actionsPerCheck);
   row('', 'CPU ms per pass: worker + bridge', round2((d.cpuMsPerCheck.worker ?? 0) + (d.cpuMsPerCheck.bridge ?? 0)));

@@ -487,15 +487,17 @@ async function runHomeostat(ctx: BenchContext, size: ScaleSize): Promise<ScaleHo
     // Per pass, not per timer fired: a pass of the annotation still running in the window costs what a
     // check does (a workflow task of local activities and the timer it arms), and is counted as one.
     const passes = Math.max(1, drift.history.passes);
+    /** CPU ms per pass of what used `perMinute` CPU s/min in the drift window and `floor` at rest. */
+    const msPerPass = (perMinute: number, floor = 0): number =>
+      round((((perMinute - floor) / 60) * drift.seconds * 1000) / passes, 2);
     const cpuMsPerCheck: Record<string, number> = {};
     for (const [name, c] of Object.entries(drift.cpu)) {
-      const above = c.cpuSecondsPerMinute - (rest.cpu[name]?.cpuSecondsPerMinute ?? 0);
-      cpuMsPerCheck[name] = round(((above / 60) * drift.seconds * 1000) / passes, 2);
+      cpuMsPerCheck[name] = msPerPass(c.cpuSecondsPerMinute, rest.cpu[name]?.cpuSecondsPerMinute);
     }
     const workerMsPerCheckByThread: Partial<Record<WorkerThreadGroup, number>> = {};
     for (const [group, perMinute] of Object.entries(drift.workerThreads ?? {})) {
-      const above = perMinute - (rest.workerThreads?.[group as WorkerThreadGroup] ?? 0);
-      workerMsPerCheckByThread[group as WorkerThreadGroup] = round(((above / 60) * drift.seconds * 1000) / passes, 2);
+      const g = group as WorkerThreadGroup;
+      workerMsPerCheckByThread[g] = msPerPass(perMinute, rest.workerThreads?.[g]);
     }
     const actionsPerCheck = round(drift.history.actions / passes, 2);
     const defaultChecksPer1000PerSecond = 1000 / (defaultIntervalMs / 1000);
